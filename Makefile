@@ -1,0 +1,49 @@
+# Starling — one-command setup, demo, tests and benchmarks.
+# Every target installs what it needs, so each works on a fresh clone.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+WEB_STAMP := src/starling/server/static/.built
+SCENE ?= flock
+
+.PHONY: setup demo test test-fast bench web system-deps clean
+
+setup: $(STAMP) web
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+# The front-end is built into the package's static folder (skipped while web/ has no package.json).
+web: $(WEB_STAMP)
+
+$(WEB_STAMP): $(shell find web -type f -not -path 'web/node_modules/*' 2>/dev/null)
+	@if [ -f web/package.json ]; then \
+		cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build; \
+	else mkdir -p src/starling/server/static; fi
+	touch $(WEB_STAMP)
+
+# Debian packages the browser tests need (Chromium for Playwright). Needs root or sudo.
+system-deps:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+demo: setup
+	$(BIN)/starling demo $(SCENE)
+
+test: setup system-deps
+	$(BIN)/python -m pytest -q
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not browser and not slow"
+
+bench: setup
+	$(BIN)/starling bench --json
+
+clean:
+	rm -rf $(VENV) src/starling/server/static web/node_modules .pytest_cache

@@ -1,0 +1,22 @@
+"""Starling: realtime, realistic and interactive simulation of animal flocking and ecosystems.
+
+The public API::
+
+    import starling
+    sim = starling.load_scenario("flock", seed=1)
+    sim.step(100)
+    birds = sim.population("bird")      # birds.position, birds.velocity, ...
+
+Extending: :func:`starling.behavior` registers a new behaviour (see docs/extending.md).
+"""
+from .config import ConfigError, json_schema, load_scenario_config, scenario_names, validate_scenario
+from .simulation import Simulation, load_scenario
+from .steering.params import BehaviorParams, NeighborBehaviorParams
+from .steering.registry import behavior, mover
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Simulation", "load_scenario", "load_scenario_config", "validate_scenario", "scenario_names",
+    "json_schema", "ConfigError", "behavior", "mover", "BehaviorParams", "NeighborBehaviorParams",
+]

@@ -1,0 +1,165 @@
+"""Pydantic models of a scenario: the one definition of what a config may say.
+
+Behaviour and mover settings are discriminated unions built from the registry
+(``kind`` picks the parameter model), so a behaviour registered by a user is accepted
+in configs, appears in the JSON Schema and in the editor without touching this file.
+The union is rebuilt when the registry changes.
+"""
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import Field, create_model, field_validator, model_validator
+
+from ..steering import registry
+from ..steering.mergers import MergerKind
+from ..steering.params import StrictModel, Vec3
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+ANIMAL_MODELS = ("bird", "fish", "shark", "sheep", "wolf", "zebra", "lion", "elephant")
+
+
+def _check_name(value: str) -> str:
+    if not _NAME.match(value):
+        raise ValueError("must start with a letter or '_' and contain only letters, digits, '_' or '-'")
+    return value
+
+
+class WorldConfig(StrictModel):
+    """The world box. With ``wrap`` the box is periodic (animals leaving one side enter the other)."""
+
+    bounds_min: Vec3 = Field((-100.0, 0.0, -100.0), description="Lowest corner, m.")
+    bounds_max: Vec3 = Field((100.0, 100.0, 100.0), description="Highest corner, m.")
+    wrap: bool = Field(False, description="Periodic boundaries.")
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        for axis, lo, hi in zip("xyz", self.bounds_min, self.bounds_max):
+            if hi <= lo:
+                raise ValueError(f"bounds_max.{axis} must be greater than bounds_min.{axis}")
+        return self
+
+
+class SpawnConfig(StrictModel):
+    """Where and how animals start: uniformly inside a box or a sphere."""
+
+    shape: Literal["box", "sphere"] = "box"
+    center: Vec3 = Field((0.0, 20.0, 0.0), description="Centre of the region, m.")
+    size: Vec3 = Field((40.0, 10.0, 40.0), description="Box extents (full widths), m.")
+    radius: float = Field(20.0, gt=0, description="Sphere radius, m.")
+    speed: tuple[float, float] = Field((1.0, 3.0), description="Initial speed range, m/s.")
+    planar: bool = Field(False, description="Start with horizontal velocities (walkers, 2D).")
+
+    @field_validator("size")
+    @classmethod
+    def _non_negative(cls, v):
+        if min(v) < 0:
+            raise ValueError("extents must be >= 0")
+        return v
+
+    @field_validator("speed")
+    @classmethod
+    def _speed_range(cls, v):
+        if v[0] < 0 or v[1] < v[0]:
+            raise ValueError("must be [min, max] with 0 <= min <= max")
+        return v
+
+
+class AppearanceConfig(StrictModel):
+    """How the browser draws the species."""
+
+    model: Literal[ANIMAL_MODELS] = "bird"  # type: ignore[valid-type]
+    color: str = Field("#d8d2c4", pattern=r"^#[0-9a-fA-F]{6}$")
+    scale: float = Field(1.0, gt=0)
+
+
+class QueryConfig(StrictModel):
+    """Who a neighbour group sees (seed 000, 9.3.1 NeighborhoodSettings and ch. 5)."""
+
+    targets: list[str] = Field(default_factory=list, description="Species seen (default: the own species).")
+    tags: list[str] = Field(default_factory=list, description="Only targets carrying any of these tags.")
+    exclude_tags: list[str] = Field(default_factory=list, description="Ignore targets carrying any of these tags.")
+    max_distance: float = Field(5.0, gt=0, description="Radius of vision, m.")
+    k: int = Field(5, ge=1, le=256, description="Most neighbours kept (topological distance).")
+    fov_deg: float = Field(270.0, gt=0, le=360, description="Field of view around forward, degrees.")
+    mode: Literal["knn", "all_in_radius"] = "knn"
+    method: Literal["grid", "kdtree", "brute"] = "grid"
+
+
+class MergerConfig(StrictModel):
+    """How results are merged (seed 000, ch. 4)."""
+
+    kind: MergerKind = "priority_desire"
+    max_desire: float = Field(1.0, gt=0, description="Desire budget of the priority allocation.")
+
+
+def _union(models: list[type], what: str):
+    if not models:
+        return None
+    if len(models) == 1:
+        return models[0]
+    return Annotated[Union[tuple(models)], Field(discriminator="kind")]
+
+
+_cache: dict[str, Any] = {}
+
+
+def scenario_model():
+    """The Scenario model class for the behaviours and movers registered right now."""
+    ver = registry.version() if registry.behaviors() is not None else 0
+    if _cache.get("version") == ver:
+        return _cache["model"]
+    simple = _union([b.params for b in registry.behaviors("simple")], "simple behaviour")
+    neighbor = _union([b.params for b in registry.behaviors("neighbor")], "neighbour behaviour")
+    ray = _union([b.params for b in registry.behaviors("ray")], "ray behaviour")
+    movers = _union([m.params for m in registry.movers()], "mover")
+
+    group_fields: dict[str, Any] = {
+        "__base__": StrictModel,
+        "__doc__": "Neighbour behaviours sharing one neighbour query (seed 000, Alg. 6).",
+        "label": (Optional[str], None),
+        "query": (QueryConfig, Field(default_factory=QueryConfig)),
+    }
+    if neighbor is not None:
+        group_fields["behaviors"] = (list[neighbor], Field(default_factory=list))
+    NeighborGroup = create_model("NeighborGroupConfig", **group_fields)
+
+    species_fields: dict[str, Any] = {
+        "__base__": StrictModel,
+        "__doc__": "One species: its animals, how they look, and their steering pipeline.",
+        "name": (str, Field(..., description="Unique species name.")),
+        "count": (int, Field(100, ge=0, le=10_000_000, description="Animals at start.")),
+        "appearance": (AppearanceConfig, Field(default_factory=AppearanceConfig)),
+        "spawn": (SpawnConfig, Field(default_factory=SpawnConfig)),
+        "components": (dict[str, float], Field(default_factory=dict, description="Per-animal values and their start value.")),
+        "mover": (movers, Field(default_factory=lambda: registry.get_mover("free").params())),
+        "merger": (MergerConfig, Field(default_factory=MergerConfig)),
+        "groups": (list[NeighborGroup], Field(default_factory=list)),
+        "__validators__": {"_name": field_validator("name")(lambda cls, v: _check_name(v))},
+    }
+    if simple is not None:
+        species_fields["behaviors"] = (list[simple], Field(default_factory=list))
+    if ray is not None:
+        species_fields["ray_behaviors"] = (list[ray], Field(default_factory=list))
+    Species = create_model("SpeciesConfig", **species_fields)
+
+    Scenario = create_model(
+        "ScenarioConfig",
+        __base__=StrictModel,
+        __doc__="A whole scene: world, species and their pipelines.",
+        name=(str, Field("scenario", description="Scenario name.")),
+        description=(str, ""),
+        dt=(float, Field(1.0 / 30.0, gt=0, le=0.5, description="Fixed time step, s.")),
+        seed=(int, Field(0, ge=0, description="Seed of the simulation's random generator.")),
+        steps=(int, Field(1000, ge=0, description="Default step count of `starling run`.")),
+        world=(WorldConfig, Field(default_factory=WorldConfig)),
+        species=(list[Species], Field(..., min_length=1)),
+    )
+    _cache.update(version=ver, model=Scenario, species=Species, group=NeighborGroup)
+    return Scenario
+
+
+def species_model():
+    scenario_model()
+    return _cache["species"]

@@ -1,0 +1,52 @@
+"""Order parameters of collective motion.
+
+* polarization: ``|Σ v̂_i| / n`` — 1 when everyone heads the same way, ~0 when random.
+* milling: ``|Σ (r_i − c) × v_i| / Σ |r_i − c| |v_i|`` — 1 for a perfect mill
+  (rotation about the centre of mass ``c``), ~0 for a polarised or random group.
+* nearest-neighbour distance: the mean distance of each animal to its nearest other
+  (a cKDTree; large groups are subsampled to keep it cheap in live views).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+
+def polarization(velocity: np.ndarray) -> float:
+    v = np.asarray(velocity, np.float64)
+    if len(v) == 0:
+        return 0.0
+    speed = np.linalg.norm(v, axis=1)
+    moving = speed > 1e-9
+    if not moving.any():
+        return 0.0
+    units = v[moving] / speed[moving, None]
+    return float(np.linalg.norm(units.sum(axis=0)) / len(v))
+
+
+def milling(position: np.ndarray, velocity: np.ndarray) -> float:
+    p = np.asarray(position, np.float64)
+    v = np.asarray(velocity, np.float64)
+    if len(p) < 2:
+        return 0.0
+    r = p - p.mean(axis=0)
+    denom = float(np.sum(np.linalg.norm(r, axis=1) * np.linalg.norm(v, axis=1)))
+    if denom <= 1e-12:
+        return 0.0
+    return float(np.linalg.norm(np.cross(r, v).sum(axis=0)) / denom)
+
+
+def nearest_neighbor_distance(position: np.ndarray, sample: Optional[int] = 2000,
+                              rng: Optional[np.random.Generator] = None) -> float:
+    p = np.asarray(position, np.float64)
+    if len(p) < 2:
+        return 0.0
+    tree = cKDTree(p)
+    query = p
+    if sample is not None and len(p) > sample:
+        rng = rng or np.random.default_rng(0)
+        query = p[rng.choice(len(p), sample, replace=False)]
+    d, _ = tree.query(query, k=2)
+    return float(d[:, 1].mean())

@@ -1,0 +1,259 @@
+"""Movers: desired velocity in, new velocity, orientation and position out.
+
+Implements seed 000, eq. 3.5 with the improvements of 3.5.1: the desired change of
+velocity is split into a part parallel to the current velocity (changing speed) and a
+lateral part (turning), each applied at its own constant rate, with a faster rate for
+slowing down than for speeding up, quadratic drag (eq. 3.7) and a hard maximum
+speed. Each component moves by at most ``rate * dt`` and never overshoots, so a
+desired velocity is reached in ``|v_d - v_c| / A`` seconds whatever the frame rate.
+
+Rotation follows 3.6.2: the forward vector is slerped toward the velocity's direction
+by the fraction ``1 - exp(-turn_rate * dt)`` (frame-rate independent smoothing). The
+free mover banks like Reynolds' boids (9.5.7): the up vector leans toward the sum of
+the lift that cancels gravity and the centripetal acceleration of the turn.
+
+* ``free``: 3D flight or swimming.
+* ``planar``: 2D motion in the x–z plane; y stays at the animal's height.
+"""
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+from numba import njit, prange
+from pydantic import Field
+
+from ..steering.params import StrictModel
+from ..steering.registry import mover
+from ..steering.vecmath import cross3, normalize3, slerp_unit
+
+_EPS = 1e-6
+
+
+class MoverParams(StrictModel):
+    """Physical abilities shared by every mover (seed 000, 3.3 constraint 5)."""
+
+    kind: str
+    max_speed: float = Field(5.0, gt=0, description="Hard speed limit, m/s.")
+    speed_up_acceleration: float = Field(4.0, gt=0, description="Parallel rate when speeding up, m/s².")
+    slow_down_acceleration: float = Field(6.0, gt=0, description="Parallel rate when slowing down, m/s².")
+    lateral_acceleration: float = Field(6.0, gt=0, description="Rate of turning (lateral change), m/s².")
+    drag: float = Field(0.0, ge=0, description="Quadratic drag strength D of eq. 3.7, 1/m.")
+    turn_rate: float = Field(8.0, gt=0, description="How fast forward follows the velocity, 1/s.")
+
+
+class FreeMoverParams(MoverParams):
+    """3D movement with banking (seed 000, 9.5.7 "3D Movement")."""
+
+    kind: Literal["free"] = "free"
+    banking: float = Field(1.0, ge=0, le=5, description="How strongly turns tilt the up vector (0 = never).")
+    bank_rate: float = Field(4.0, gt=0, description="How fast up follows its target, 1/s.")
+    gravity: float = Field(9.81, gt=0, description="Gravity the banking balances, m/s².")
+
+
+class PlanarMoverParams(MoverParams):
+    """2D movement in the x–z plane (seed 000, 9.5.7 "2D Movement")."""
+
+    kind: Literal["planar"] = "planar"
+
+
+@njit(cache=True, inline="always")
+def accelerate(vx, vy, vz, dx, dy, dz, max_speed, a_up, a_down, a_lat, drag, dt):
+    """One velocity update of the improved constant-acceleration mover.
+
+    Returns the new velocity and the lateral velocity change (used for banking).
+    """
+    # clamp the desired velocity to what the animal can reach
+    dl = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if dl > max_speed:
+        s = max_speed / dl
+        dx *= s
+        dy *= s
+        dz *= s
+    ex = dx - vx
+    ey = dy - vy
+    ez = dz - vz
+    fx, fy, fz, speed = normalize3(vx, vy, vz)
+    lx = 0.0
+    ly = 0.0
+    lz = 0.0
+    if speed > _EPS:
+        par = ex * fx + ey * fy + ez * fz
+        rx = ex - par * fx
+        ry = ey - par * fy
+        rz = ez - par * fz
+        rate = a_up if par > 0.0 else a_down
+        step = min(rate * dt, abs(par))
+        sign = 1.0 if par > 0.0 else -1.0
+        nvx = vx + fx * step * sign
+        nvy = vy + fy * step * sign
+        nvz = vz + fz * step * sign
+        rl = math.sqrt(rx * rx + ry * ry + rz * rz)
+        if rl > _EPS:
+            k = min(a_lat * dt, rl) / rl
+            lx = rx * k
+            ly = ry * k
+            lz = rz * k
+            nvx += lx
+            nvy += ly
+            nvz += lz
+        if drag > 0.0:
+            loss = min(speed * speed * drag * dt, speed)
+            nvx -= fx * loss
+            nvy -= fy * loss
+            nvz -= fz * loss
+    else:
+        # from rest every change is a speed-up along the desired direction
+        ux, uy, uz, el = normalize3(ex, ey, ez)
+        step = min(a_up * dt, el)
+        nvx = vx + ux * step
+        nvy = vy + uy * step
+        nvz = vz + uz * step
+    nl = math.sqrt(nvx * nvx + nvy * nvy + nvz * nvz)
+    if nl > max_speed:
+        s = max_speed / nl
+        nvx *= s
+        nvy *= s
+        nvz *= s
+    return nvx, nvy, nvz, lx, ly, lz
+
+
+@njit(cache=True, inline="always")
+def _orthonormal_up(ux, uy, uz, fx, fy, fz):
+    """Project ``u`` off the forward axis; world up (or x) if that degenerates."""
+    d = ux * fx + uy * fy + uz * fz
+    px, py, pz, length = normalize3(ux - d * fx, uy - d * fy, uz - d * fz)
+    if length > 1e-4:
+        return px, py, pz
+    for cx, cy, cz in ((0.0, 1.0, 0.0), (1.0, 0.0, 0.0)):
+        d = cx * fx + cy * fy + cz * fz
+        px, py, pz, length = normalize3(cx - d * fx, cy - d * fy, cz - d * fz)
+        if length > 1e-4:
+            return px, py, pz
+    return 0.0, 1.0, 0.0
+
+
+@njit(cache=True, inline="always")
+def _move_one(i, planar, position, velocity, forward, up, desired, p, dt, wrap, lo, size):
+    vx = velocity[i, 0]
+    vy = velocity[i, 1]
+    vz = velocity[i, 2]
+    dx = desired[i, 0]
+    dy = desired[i, 1]
+    dz = desired[i, 2]
+    if planar:
+        vy = 0.0
+        dy = 0.0
+    nvx, nvy, nvz, lx, ly, lz = accelerate(
+        vx, vy, vz, dx, dy, dz, p[0], p[1], p[2], p[3], p[4], dt
+    )
+    if planar:
+        nvy = 0.0
+    velocity[i, 0] = nvx
+    velocity[i, 1] = nvy
+    velocity[i, 2] = nvz
+    # forward follows the velocity's direction
+    fx = forward[i, 0]
+    fy = forward[i, 1]
+    fz = forward[i, 2]
+    tx, ty, tz, speed = normalize3(nvx, nvy, nvz)
+    if speed > 1e-4:
+        t = 1.0 - math.exp(-p[5] * dt)
+        fx, fy, fz = slerp_unit(fx, fy, fz, tx, ty, tz, t)
+    if planar:
+        fx, fy, fz, fl = normalize3(fx, 0.0, fz)
+        if fl == 0.0:
+            fx, fy, fz = 0.0, 0.0, 1.0
+    forward[i, 0] = fx
+    forward[i, 1] = fy
+    forward[i, 2] = fz
+    # up: banking into the turn for free movers, world up for planar ones
+    if planar or p[6] == 0.0:
+        ux, uy, uz = _orthonormal_up(0.0, 1.0, 0.0, fx, fy, fz)
+    else:
+        bank = p[6] / dt
+        gx = lx * bank
+        gy = p[8] + ly * bank
+        gz = lz * bank
+        gx, gy, gz = _orthonormal_up(gx, gy, gz, fx, fy, fz)
+        cx, cy, cz = _orthonormal_up(up[i, 0], up[i, 1], up[i, 2], fx, fy, fz)
+        t = 1.0 - math.exp(-p[7] * dt)
+        ux, uy, uz = slerp_unit(cx, cy, cz, gx, gy, gz, t)
+        ux, uy, uz = _orthonormal_up(ux, uy, uz, fx, fy, fz)
+    up[i, 0] = ux
+    up[i, 1] = uy
+    up[i, 2] = uz
+    for a in range(3):
+        x = position[i, a] + velocity[i, a] * dt
+        if wrap:
+            x = lo[a] + (x - lo[a]) % size[a]
+        position[i, a] = x
+
+
+@njit(cache=True)
+def _move_serial(planar, position, velocity, forward, up, desired, p, dt, wrap, lo, size):
+    for i in range(position.shape[0]):
+        _move_one(i, planar, position, velocity, forward, up, desired, p, dt, wrap, lo, size)
+
+
+@njit(cache=True, parallel=True)
+def _move_parallel(planar, position, velocity, forward, up, desired, p, dt, wrap, lo, size):
+    for i in prange(position.shape[0]):
+        _move_one(i, planar, position, velocity, forward, up, desired, p, dt, wrap, lo, size)
+
+
+class Mover:
+    """Applies one mover's physics to a population, in place."""
+
+    def __init__(self, params: MoverParams, planar: bool):
+        self.params = params
+        self.planar = planar
+        banking = getattr(params, "banking", 0.0)
+        self._packed = np.array(
+            [
+                params.max_speed,
+                params.speed_up_acceleration,
+                params.slow_down_acceleration,
+                params.lateral_acceleration,
+                params.drag,
+                params.turn_rate,
+                0.0 if planar else banking,
+                getattr(params, "bank_rate", 1.0),
+                getattr(params, "gravity", 9.81),
+            ],
+            dtype=np.float64,
+        )
+
+    @property
+    def max_speed(self) -> float:
+        return self.params.max_speed
+
+    def move(self, position, velocity, forward, up, desired, dt, *, wrap=None, parallel=False) -> None:
+        """Advance velocity, orientation and position of the animals by one step of ``dt``.
+
+        ``wrap``: None, or ``(lo (3,), size (3,))`` of a periodic world box.
+        """
+        if position.shape[0] == 0:
+            return
+        if wrap is None:
+            lo = size = np.zeros(3)
+            do_wrap = False
+        else:
+            lo, size = wrap
+            do_wrap = True
+        fn = _move_parallel if parallel else _move_serial
+        fn(self.planar, position, velocity, forward, up, desired, self._packed, float(dt), do_wrap,
+           np.asarray(lo, np.float64), np.asarray(size, np.float64))
+
+
+@mover("free", params=FreeMoverParams)
+def free_mover(params: FreeMoverParams) -> Mover:
+    """3D mover with separate parallel/lateral rates, drag and banking."""
+    return Mover(params, planar=False)
+
+
+@mover("planar", params=PlanarMoverParams)
+def planar_mover(params: PlanarMoverParams) -> Mover:
+    """2D mover in the x–z plane."""
+    return Mover(params, planar=True)

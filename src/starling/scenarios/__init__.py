@@ -1,0 +1,1 @@
+"""Built-in scenarios: ``*.toml`` files in this package, listed by ``starling scenarios``."""

@@ -1,0 +1,485 @@
+"""The simulation thread behind the web server.
+
+One :class:`SimulationRunner` owns one :class:`starling.Simulation` and is the
+only code that ever touches it: every request from a browser becomes a command
+on a queue that this thread drains between steps. That keeps the simulation
+single-threaded from its own point of view (no locks in the core) and lets the
+asyncio side stay responsive while a step is running.
+
+Pacing: in ``realtime`` mode the thread keeps simulated time equal to wall time ×
+``speed``, sleeping between fixed steps of ``sim.dt``; when a step is slower than
+the clock it simply runs flat out and forgets the debt rather than bursting to
+catch up. In ``fast`` mode it steps as fast as the CPU allows, in batches sized so
+that commands are still picked up every few milliseconds.
+
+Output goes to a :class:`Sink` (the web hub) and never blocks: a frame is
+encoded at most ``max_fps`` times a second and handed over; whether a slow
+socket ever sends it is the hub's concern, so no client can slow the simulation.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Protocol
+
+from . import protocol as P
+
+log = logging.getLogger("starling.server")
+
+
+class Sink(Protocol):
+    """Where the runner's output goes. Every method must return at once (called from the sim thread)."""
+
+    def post_frame(self, frame: bytes) -> None: ...
+
+    def post_status(self, text: str) -> None: ...
+
+    def post_scene(self, text: str) -> None: ...
+
+    def post_event(self, text: str, client_id: Optional[int] = None) -> None: ...
+
+    def post_inspect(self, client_id: int, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class ClientGone:
+    """Internal command: a client disconnected, forget its selection."""
+
+
+Loader = Callable[[str, Optional[int]], Any]
+Names = Callable[[], list[str]]
+
+
+def _default_loader(name: str, seed: Optional[int]) -> Any:
+    import starling
+
+    return starling.load_scenario(name, seed=seed)
+
+
+def _default_names() -> list[str]:
+    import starling
+
+    return list(starling.scenario_names())
+
+
+class SimulationRunner:
+    """Runs a simulation in a background thread and streams it to a :class:`Sink`.
+
+    ``loader(name, seed)`` builds a simulation and ``scenario_names()`` lists the
+    scenarios a client may switch to; both default to the public ``starling`` API.
+    """
+
+    def __init__(
+        self,
+        scenario: str,
+        *,
+        realtime: bool = True,
+        seed: Optional[int] = None,
+        max_fps: float = 60.0,
+        status_hz: float = 4.0,
+        loader: Optional[Loader] = None,
+        scenario_names: Optional[Names] = None,
+    ) -> None:
+        self.scenario_name = scenario
+        self.seed = seed
+        self.mode = "realtime" if realtime else "fast"
+        self.speed = 1.0
+        self.paused = False
+        self.max_fps = max_fps
+        self.status_interval = 1.0 / status_hz
+        self.sim: Any = None
+        self.error: Optional[str] = None
+        self.loading = False
+        self._loader = loader or _default_loader
+        self._names = scenario_names or _default_names
+        self._commands: "queue.SimpleQueue[tuple[Optional[int], Any]]" = queue.SimpleQueue()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._sink: Optional[Sink] = None
+        self._encoder = P.FrameEncoder()
+        self._selections: dict[int, tuple[str, int]] = {}
+        self._pending_steps = 0
+        self._sequence = 0
+        self._anchor_wall = 0.0
+        self._anchor_sim = 0.0
+        self._last_frame_wall = -math.inf
+        self._frame_dirty = True
+        self._status_dirty = True
+        self._last_status_wall = -math.inf
+        self._last_metrics_wall = -math.inf
+        self._metrics: dict[str, Any] = {}
+        self._metrics_ms = 0.0
+        self._window_wall = time.perf_counter()
+        self._window_steps = 0
+        self._window_frames = 0
+        self._steps_per_s = 0.0
+        self._frames_per_s = 0.0
+        self._encode_ms = 0.0
+        self._step_ms = 0.0
+        self.steps_taken = 0
+        self.frames_published = 0
+
+    # ---- life cycle (called from the event loop's thread) ---------------------------
+
+    def start(self, sink: Sink) -> None:
+        """Start the thread; the initial scenario is loaded there, so the server answers at once."""
+        self._sink = sink
+        self._thread = threading.Thread(target=self._run, name="starling-sim", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ask the thread to finish its current step and exit."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def submit(self, client_id: Optional[int], command: Any) -> None:
+        """Queue a validated control message (thread-safe, never blocks)."""
+        self._commands.put((client_id, command))
+        self._wake.set()
+
+    # ---- the thread -----------------------------------------------------------------
+
+    def _run(self) -> None:
+        self._load(self.scenario_name, self.seed, client_id=None)
+        while not self._stop.is_set():
+            self._wake.clear()
+            self._drain()
+            if self._stop.is_set():
+                break
+            now = time.perf_counter()
+            sim = self.sim
+            if sim is None:
+                self._maybe_status(now)
+                self._wake.wait(self.status_interval)
+                continue
+            n = self._steps_due(now)
+            if n:
+                try:
+                    t0 = time.perf_counter()
+                    sim.step(n)
+                    elapsed = time.perf_counter() - t0
+                except Exception as exc:  # a broken scenario must not kill the server
+                    self._fail(f"simulation error at step {sim.step_count}: {exc}")
+                    continue
+                self._step_ms = float(getattr(sim, "last_step_ms", elapsed * 1e3 / n))
+                self._window_steps += n
+                self.steps_taken += n
+                self._frame_dirty = True
+                if self._pending_steps:
+                    self._pending_steps = max(0, self._pending_steps - n)
+                    self._status_dirty = True
+            now = time.perf_counter()
+            if self._frame_dirty and now - self._last_frame_wall >= 1.0 / self.max_fps:
+                self._publish_frame(now)
+            self._maybe_status(now)
+            if not n:
+                self._wake.wait(self._idle_timeout(time.perf_counter()))
+
+    def _steps_due(self, now: float) -> int:
+        """How many steps to take now (0 means: wait)."""
+        sim = self.sim
+        if self._pending_steps:
+            return min(self._pending_steps, self._batch())
+        if self.paused:
+            return 0
+        if self.mode == "fast":
+            return self._batch()
+        due = self._anchor_sim + (now - self._anchor_wall) * self.speed
+        behind = due - float(sim.time)
+        if behind > 0.25 * self.speed + sim.dt:
+            # Slower than the clock: drop the debt instead of bursting to catch up.
+            self._anchor_sim = float(sim.time)
+            self._anchor_wall = now
+            return 1
+        n = int(math.floor(behind / sim.dt + 1e-6))
+        return max(0, min(n, self._batch()))
+
+    def _batch(self) -> int:
+        """Steps per call: small sims are batched so one call lasts a few milliseconds."""
+        per_step = max(self._step_ms, 0.01) / 1e3
+        return int(max(1, min(64, 0.004 / per_step)))
+
+    def _idle_timeout(self, now: float) -> float:
+        """Sleep until the next step is due, a frame or status is owed, or a command wakes us."""
+        waits = [self.status_interval - (now - self._last_status_wall)]
+        if self._frame_dirty:
+            waits.append(1.0 / self.max_fps - (now - self._last_frame_wall))
+        if self.sim is not None and not self.paused and self.mode == "realtime":
+            due_wall = self._anchor_wall + (float(self.sim.time) + self.sim.dt - self._anchor_sim) / self.speed
+            waits.append(due_wall - now)
+        return max(0.0005, min(waits))
+
+    def _reanchor(self) -> None:
+        self._anchor_wall = time.perf_counter()
+        self._anchor_sim = float(self.sim.time) if self.sim is not None else 0.0
+
+    # ---- commands -------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                client_id, command = self._commands.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                self._apply(client_id, command)
+            except Exception as exc:  # a bad request must never end the thread
+                log.exception("command %r failed", command)
+                self._reply(client_id, {"type": "error", "message": f"{type(command).__name__}: {exc}"})
+
+    def _apply(self, client_id: Optional[int], cmd: Any) -> None:
+        if isinstance(cmd, P.Pause):
+            self.paused = True
+        elif isinstance(cmd, P.Resume):
+            self.paused = False
+            self._pending_steps = 0
+            self._reanchor()
+        elif isinstance(cmd, P.Step):
+            self.paused = True
+            self._pending_steps += cmd.n
+        elif isinstance(cmd, P.Speed):
+            self.speed = float(cmd.multiplier)
+            self._reanchor()
+        elif isinstance(cmd, P.Mode):
+            self.mode = cmd.mode
+            self._reanchor()
+        elif isinstance(cmd, P.Select):
+            self._select(client_id, cmd)
+        elif isinstance(cmd, P.Deselect):
+            self._selections.pop(client_id, None)
+        elif isinstance(cmd, ClientGone):
+            self._selections.pop(client_id, None)
+        elif isinstance(cmd, P.SwitchScenario):
+            names = self._names()
+            if cmd.name not in names:
+                self._reply(client_id, {
+                    "type": "error", "field": "name",
+                    "message": f"name: unknown scenario '{cmd.name}'; available: {', '.join(names)}",
+                })
+                return
+            self._load(cmd.name, cmd.seed, client_id=client_id)
+        elif isinstance(cmd, (P.Fire, P.ThrowApple, P.MovePlayer)):
+            self._player_action(client_id, cmd)
+        else:
+            raise TypeError(f"unhandled command {type(cmd).__name__}")
+        self._status_dirty = True
+
+    def _select(self, client_id: Optional[int], cmd: P.Select) -> None:
+        if client_id is None:
+            return
+        if self.sim is None or cmd.species not in list(self.sim.species):
+            known = ", ".join(self.sim.species) if self.sim is not None else "none loaded"
+            self._reply(client_id, {
+                "type": "error", "field": "species",
+                "message": f"species: unknown species '{cmd.species}'; this scenario has: {known}",
+            })
+            return
+        self._selections[client_id] = (cmd.species, int(cmd.uid))
+        self._send_inspect(client_id, cmd.species, int(cmd.uid))
+
+    def _player_action(self, client_id: Optional[int], cmd: Any) -> None:
+        method = P.PLAYER_ACTIONS[cmd.type]
+        fn = getattr(self.sim, method, None) if self.sim is not None else None
+        if fn is None or not callable(fn):
+            self._reply(client_id, {"type": "error", "message": f"{method} is not available in this scenario"})
+            return
+        if cmd.type == "fire":
+            result = fn(cmd.origin, cmd.direction)
+        elif cmd.type == "throw_apple":
+            result = fn(cmd.origin, cmd.velocity)
+        else:
+            result = fn(cmd.position, cmd.direction) if cmd.direction is not None else fn(cmd.position)
+        ack: dict[str, Any] = {"type": "ack", "action": cmd.type}
+        if result is None or isinstance(result, (bool, int, float, str, list, tuple, dict)):
+            ack["result"] = P.jsonable(result)
+        self._reply(client_id, ack)
+        self._frame_dirty = True
+
+    def _load(self, name: str, seed: Optional[int], client_id: Optional[int]) -> None:
+        """Build a scenario; on failure keep whatever ran before and say why."""
+        self.loading = True
+        self._post_status_now()
+        try:
+            sim = self._loader(name, seed)
+        except Exception as exc:
+            log.error("could not load scenario %r: %s", name, exc)
+            self.loading = False
+            message = {"type": "error", "message": f"could not load scenario '{name}': {exc}"}
+            if client_id is None:
+                self.error = message["message"]
+                self._sink_call("post_event", P.dumps(message), None)
+            else:
+                self._reply(client_id, message)
+            self._post_status_now()
+            return
+        self.sim = sim
+        self.scenario_name = name
+        self.seed = seed
+        self.error = None
+        self.loading = False
+        self.paused = False
+        self._pending_steps = 0
+        self._selections.clear()
+        self._metrics = {}
+        self._last_metrics_wall = -math.inf
+        self._reanchor()
+        self._sink_call("post_scene", P.dumps(self.scene_message()))
+        self._frame_dirty = True
+        self._last_frame_wall = -math.inf
+        self._publish_frame(time.perf_counter())
+        self._post_status_now()
+
+    def _fail(self, message: str) -> None:
+        log.error("%s\n%s", message, traceback.format_exc())
+        self.paused = True
+        self._pending_steps = 0
+        self.error = message
+        self._sink_call("post_event", P.dumps({"type": "error", "message": message}), None)
+        self._post_status_now()
+
+    # ---- output ---------------------------------------------------------------------
+
+    def scene_message(self) -> dict[str, Any]:
+        """Everything a viewer needs to set up drawing this scenario (see docs/protocol.md)."""
+        sim = self.sim
+        config = sim.scenario
+        by_name = {s.name: s for s in config.species}
+        species = []
+        for index, name in enumerate(sim.species):
+            look = by_name[name].appearance
+            species.append(P.SpeciesInfo(
+                index=index, name=name, model=str(look.model), color=str(look.color), scale=float(look.scale)
+            ).model_dump())
+        environment = None
+        describe = getattr(sim, "describe_environment", None)
+        if callable(describe):
+            raw = describe()
+            if raw is not None:
+                environment = P.Environment.model_validate(raw).model_dump(exclude_none=True)
+        try:
+            names = self._names()
+        except Exception:
+            names = [self.scenario_name]
+        return {
+            "type": "scene",
+            "scenario": self.scenario_name,
+            "scenarios": names,
+            "dt": float(sim.dt),
+            "species": species,
+            "world": {
+                "bounds_min": [float(v) for v in config.world.bounds_min],
+                "bounds_max": [float(v) for v in config.world.bounds_max],
+            },
+            "environment": environment,
+            "player": {t: callable(getattr(sim, m, None)) for t, m in P.PLAYER_ACTIONS.items()},
+        }
+
+    def _publish_frame(self, now: float) -> None:
+        sim = self.sim
+        if sim is None:
+            return
+        t0 = time.perf_counter()
+        states = []
+        for name in sim.species:
+            pop = sim.population(name)
+            states.append(P.SpeciesState(pop.position, pop.velocity, pop.forward, pop.up, pop.uid))
+        self._sequence += 1
+        frame = self._encoder.encode(
+            states, step=int(sim.step_count), time=float(sim.time), dt=float(sim.dt),
+            sequence=self._sequence, paused=self.paused and not self._pending_steps,
+        )
+        self._encode_ms = (time.perf_counter() - t0) * 1e3
+        self._sink_call("post_frame", frame)
+        self._last_frame_wall = now
+        self._frame_dirty = False
+        self._window_frames += 1
+        self.frames_published += 1
+        for client_id, (species, uid) in list(self._selections.items()):
+            self._send_inspect(client_id, species, uid)
+
+    def _send_inspect(self, client_id: int, species: str, uid: int) -> None:
+        try:
+            info = self.sim.inspect(species, uid)
+        except Exception as exc:
+            self._selections.pop(client_id, None)
+            self._reply(client_id, {"type": "error", "message": f"cannot inspect {species} #{uid}: {exc}"})
+            return
+        if info is None:
+            self._selections.pop(client_id, None)
+            message = {"type": "inspect", "species": species, "uid": uid, "alive": False}
+        else:
+            message = {"type": "inspect", "alive": True, "step": int(self.sim.step_count), **dict(info)}
+        self._sink_call("post_inspect", client_id, P.dumps(message))
+
+    def _maybe_status(self, now: float) -> None:
+        if self._status_dirty or now - self._last_status_wall >= self.status_interval:
+            self._post_status_now(now)
+
+    def _post_status_now(self, now: Optional[float] = None) -> None:
+        now = time.perf_counter() if now is None else now
+        span = now - self._window_wall
+        if span >= 0.5:
+            self._steps_per_s = self._window_steps / span
+            self._frames_per_s = self._window_frames / span
+            self._window_wall, self._window_steps, self._window_frames = now, 0, 0
+        sim = self.sim
+        counts: dict[str, int] = {}
+        if sim is not None:
+            # Metrics can cost as much as a step on a big flock: keep them under ~5 % of the time.
+            metrics_interval = max(self.status_interval, 20.0 * self._metrics_ms / 1e3)
+            if now - self._last_metrics_wall >= metrics_interval and not self.loading:
+                t0 = time.perf_counter()
+                try:
+                    self._metrics = P.jsonable(sim.metrics())
+                except Exception as exc:
+                    log.warning("metrics failed: %s", exc)
+                    self._metrics = {}
+                self._metrics_ms = (time.perf_counter() - t0) * 1e3
+                self._last_metrics_wall = now
+            for name in sim.species:
+                counts[name] = int(sim.population(name).n)
+        status = {
+            "type": "status",
+            "scenario": self.scenario_name,
+            "loading": self.loading,
+            "error": self.error,
+            "step": int(sim.step_count) if sim is not None else 0,
+            "time": float(sim.time) if sim is not None else 0.0,
+            "dt": float(sim.dt) if sim is not None else 0.0,
+            "paused": self.paused and not self._pending_steps,
+            "mode": self.mode,
+            "speed": self.speed,
+            "steps_per_s": self._steps_per_s,
+            "frames_per_s": self._frames_per_s,
+            "step_ms": self._step_ms,
+            "encode_ms": self._encode_ms,
+            "metrics_ms": self._metrics_ms,
+            "frame_bytes": self._encoder.last_bytes,
+            "counts": counts,
+            "metrics": self._metrics,
+        }
+        self._sink_call("post_status", P.dumps(status))
+        self._last_status_wall = now
+        self._status_dirty = False
+
+    def _reply(self, client_id: Optional[int], message: dict[str, Any]) -> None:
+        self._sink_call("post_event", P.dumps(message), client_id)
+
+    def _sink_call(self, method: str, *args: Any) -> None:
+        if self._sink is not None:
+            try:
+                getattr(self._sink, method)(*args)
+            except RuntimeError:  # the event loop closed during shutdown
+                pass

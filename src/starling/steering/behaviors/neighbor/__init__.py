@@ -1,0 +1,1 @@
+"""Neighbour behaviours: they read the animal and its queried neighbours (seed 000, 6.4.5, 9.5.2)."""

@@ -1,0 +1,56 @@
+"""Homing (seed 000, 6.4.6, eq. 6.17–6.18): stay within a home area.
+
+The direction is toward the home; its desire is zero inside ``min_radius`` and grows
+as ``weight * f_q1(d)`` with ``d`` the distance remapped from
+[``min_radius``, ``max_radius``] to [0, 1] (eq. 6.8). No opinion on speed.
+"""
+import math
+from typing import Literal
+
+from numba import prange
+from pydantic import Field, model_validator
+
+from ...params import BehaviorParams, Vec3
+from ...registry import behavior
+from ...shaping import f_q1, remap_input
+
+
+class HomingParams(BehaviorParams):
+    """Pull toward a home point that grows from ``min_radius`` to ``max_radius``."""
+
+    kind: Literal["homing"] = "homing"
+    home: Vec3 = Field((0.0, 0.0, 0.0), description="Home centre, m.")
+    min_radius: float = Field(10.0, ge=0, description="Inside this distance there is no pull, m.")
+    max_radius: float = Field(50.0, gt=0, description="At this distance the pull is the full weight, m.")
+    power: float = Field(2.0, gt=0, description="Power l of the f_q1 activation.")
+
+    @model_validator(mode="after")
+    def _radii_ordered(self):
+        if self.max_radius <= self.min_radius:
+            raise ValueError("max_radius must be greater than min_radius")
+        return self
+
+
+@behavior("homing", kind="simple", params=HomingParams)
+def homing(agents, p, time, dt, out):
+    """Toward ``home`` with desire ``weight * f_q1(remap(|a|))``."""
+    pos = agents.position
+    for i in prange(pos.shape[0]):
+        ax = p.home[0] - pos[i, 0]
+        ay = p.home[1] - pos[i, 1]
+        az = p.home[2] - pos[i, 2]
+        dist = math.sqrt(ax * ax + ay * ay + az * az)
+        out.speed[i] = 0.0
+        out.speed_desire[i] = 0.0
+        if dist < 1e-9:
+            out.direction[i, 0] = 0.0
+            out.direction[i, 1] = 0.0
+            out.direction[i, 2] = 0.0
+            out.direction_desire[i] = 0.0
+            continue
+        out.direction[i, 0] = ax / dist
+        out.direction[i, 1] = ay / dist
+        out.direction[i, 2] = az / dist
+        out.direction_desire[i] = p.weight_direction * f_q1(
+            remap_input(dist, p.min_radius, p.max_radius), p.power
+        )

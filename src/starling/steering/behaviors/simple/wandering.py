@@ -1,0 +1,60 @@
+"""Wandering (seed 000, 6.4.6, eq. 6.15–6.16): smooth random heading and speed.
+
+Three independent uniform noise channels per animal, seeded by its stable uid: the
+heading around the vertical axis, the pitch above or below the horizon (at most
+``max_pitch_deg``) and the speed between ``min_speed`` and ``max_speed``. Wandering
+is what gets a flock moving at all: the flocking behaviours have no opinion on speed
+except alignment, which only copies what the neighbours already do.
+
+The thesis writes the direction in spherical angles with the polar angle measured
+from the y axis; here the same direction is written with an azimuth and an elevation
+above the x–z plane, which is the thesis' intent (pitch limited by ``alpha_max``).
+"""
+import math
+from typing import Literal
+
+from numba import prange
+from pydantic import Field, model_validator
+
+from ...noise import QUANTILES, uniform_noise
+from ...params import BehaviorParams
+from ...registry import behavior
+
+
+class WanderingParams(BehaviorParams):
+    """Smoothly varying random direction and speed."""
+
+    kind: Literal["wandering"] = "wandering"
+    weight_direction: float = Field(0.05, ge=0, le=1)
+    weight_speed: float = Field(0.1, ge=0, le=1)
+    min_speed: float = Field(2.0, ge=0, description="Slowest wandering speed, m/s.")
+    max_speed: float = Field(5.0, ge=0, description="Fastest wandering speed, m/s.")
+    heading_frequency: float = Field(0.1, ge=0, description="Rate of heading change (noise cycles per second).")
+    pitch_frequency: float = Field(0.1, ge=0, description="Rate of pitch change, 1/s.")
+    speed_frequency: float = Field(0.1, ge=0, description="Rate of speed change, 1/s.")
+    max_pitch_deg: float = Field(20.0, ge=0, le=90, description="Largest angle above/below the horizon, degrees.")
+
+    @model_validator(mode="after")
+    def _speeds_ordered(self):
+        if self.max_speed < self.min_speed:
+            raise ValueError("max_speed must be at least min_speed")
+        return self
+
+
+@behavior("wandering", kind="simple", params=WanderingParams)
+def wandering(agents, p, time, dt, out):
+    """Noise-driven heading, pitch and speed; desires are the constant weights."""
+    uid = agents.uid
+    max_pitch = math.radians(p.max_pitch_deg)
+    for i in prange(uid.shape[0]):
+        seed = uid[i]
+        azimuth = math.pi * uniform_noise(2 * seed + 1, time * p.heading_frequency, QUANTILES)
+        pitch = max_pitch * uniform_noise(seed, time * p.pitch_frequency + 17.0, QUANTILES)
+        u = 0.5 + 0.5 * uniform_noise(3 * seed + 2, time * p.speed_frequency + 31.0, QUANTILES)
+        ce = math.cos(pitch)
+        out.direction[i, 0] = ce * math.cos(azimuth)
+        out.direction[i, 1] = math.sin(pitch)
+        out.direction[i, 2] = ce * math.sin(azimuth)
+        out.direction_desire[i] = p.weight_direction
+        out.speed[i] = p.min_speed + (p.max_speed - p.min_speed) * u
+        out.speed_desire[i] = p.weight_speed

@@ -1,0 +1,279 @@
+"""One species' steering pipeline: queries → behaviours → merger (seed 000, Alg. 2).
+
+The pipeline only computes each animal's desired velocity from the step-start
+snapshot; the simulation moves every species afterwards, so no species ever sees
+another one half-way through its update (species order never changes the outcome).
+
+Neighbour behaviours are grouped by the query they share (seed 000, Alg. 6): one
+neighbour search per group, then every behaviour of the group reads the same padded
+``(n, k)`` neighbour arrays.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+from numba import njit
+
+from ..world import World
+from .mergers import merge
+from .registry import BehaviorSpec, get_behavior
+from .results import VelocityResults
+
+NeighborView = namedtuple("NeighborView", ["index", "distance", "count"])
+NeighborView.__doc__ = """A group's neighbours for the first ``n`` animals: ``index`` (n,k) int32
+into the group's target arrays (-1 padded), ``distance`` (n,k) float32, ``count`` (n,) int32."""
+
+CoreAgents = namedtuple("CoreAgents", ["position", "velocity", "forward", "up", "uid"])
+
+#: populations at least this large run the ``prange`` compilation of every kernel
+PARALLEL_THRESHOLD = 20_000
+
+
+@dataclass
+class BehaviorSlot:
+    """A configured behaviour: registry entry, validated params, kernel params, result row."""
+
+    spec: BehaviorSpec
+    params: Any
+    kernel_params: Any
+    row: int
+
+    @property
+    def name(self) -> str:
+        return self.params.label or self.spec.name
+
+
+@dataclass
+class NeighborGroup:
+    """Behaviours sharing one neighbour query, and that query's reusable buffers."""
+
+    label: str
+    query: Any  # NeighborQuerySpec
+    targets: list[str]
+    include_bits: int
+    exclude_bits: int
+    behaviors: list[BehaviorSlot]
+    neighbors: Any = None
+    # the target set of the last query (for inspection): species index and row per target
+    target_species: Optional[np.ndarray] = None
+    target_rows: Optional[np.ndarray] = None
+    target_uids: Optional[np.ndarray] = None
+
+
+@njit(cache=True)
+def _drop_rows(index, distance, count, self_row, keep):
+    """Remove each animal's own row from its neighbour list and keep at most ``keep``."""
+    n, k = index.shape
+    for i in range(n):
+        w = 0
+        for r in range(count[i]):
+            j = index[i, r]
+            if j == self_row[i]:
+                continue
+            if w < keep:
+                index[i, w] = j
+                distance[i, w] = distance[i, r]
+                w += 1
+        for r in range(w, k):
+            index[i, r] = -1
+            distance[i, r] = np.inf
+        count[i] = w
+
+
+class SpeciesPipeline:
+    """Builds and runs one species' groups, simple behaviours and merger."""
+
+    def __init__(self, species_cfg, species_index: int, world: World, *, planar: bool):
+        if species_cfg.groups:
+            from .queries.neighbors import NeighborQuerySpec
+
+        self.name = species_cfg.name
+        self.index = species_index
+        self.planar = planar
+        self.merger = species_cfg.merger
+        self.slots: list[BehaviorSlot] = []
+        self.groups: list[NeighborGroup] = []
+        self.simple: list[BehaviorSlot] = []
+        row = 0
+        for g, gcfg in enumerate(species_cfg.groups):
+            q = gcfg.query
+            spec = NeighborQuerySpec(max_distance=q.max_distance, k=q.k, fov_deg=q.fov_deg,
+                                     mode=q.mode, method=q.method)
+            slots = []
+            for params in getattr(gcfg, "behaviors", []):
+                filled = params
+                updates = {}
+                if params.max_distance is None:
+                    updates["max_distance"] = q.max_distance
+                if params.fov_deg is None:
+                    updates["fov_deg"] = q.fov_deg
+                if updates:
+                    filled = params.model_copy(update=updates)
+                slots.append(self._slot(filled, row))
+                row += 1
+            self.groups.append(NeighborGroup(
+                label=gcfg.label or f"group {g}",
+                query=spec,
+                targets=list(q.targets) or [self.name],
+                include_bits=world.tag_bits(q.tags),
+                exclude_bits=world.tag_bits(q.exclude_tags),
+                behaviors=slots,
+            ))
+        for params in getattr(species_cfg, "behaviors", []):
+            self.simple.append(self._slot(params, row))
+            row += 1
+        self.extra: list[BehaviorSlot] = []  # ray behaviours, filled by the environment layer
+        self.results = VelocityResults(row, 0)
+        self.desired = np.zeros((16, 3), np.float32)
+        self.result_uids: Optional[np.ndarray] = None
+
+    def _slot(self, params, row: int) -> BehaviorSlot:
+        spec = get_behavior(params.kind)
+        slot = BehaviorSlot(spec, params, params.kernel_params(), row)
+        self.slots.append(slot)
+        return slot
+
+    # ------------------------------------------------------------------ step
+    def compute(self, world: World, time: float, dt: float, *, record: bool = True) -> None:
+        """Fill ``desired[:n]`` from the step-start state of ``world``."""
+        pop = world.population(self.name)
+        n = pop.n
+        self.results.ensure(n)
+        if self.desired.shape[0] < n:
+            self.desired = np.zeros((max(n, int(self.desired.shape[0] * 1.5)), 3), np.float32)
+        if n == 0:
+            return
+        parallel = n >= PARALLEL_THRESHOLD
+        agents = pop.agents()
+        box = world.box
+        box32 = np.zeros(3, np.float32) if box is None else box.astype(np.float32)
+        for group in self.groups:
+            others, nbrs = self._query(world, pop, group, box, record)
+            for slot in group.behaviors:
+                self._run(slot, n, parallel, (agents, others, nbrs, box32, slot.kernel_params, time, dt))
+        for slot in self.simple:
+            self._run(slot, n, parallel, (agents, slot.kernel_params, time, dt))
+        for slot, args in self.extra_args(world, pop, time, dt):
+            self._run(slot, n, parallel, args)
+        merge(self.merger.kind, self.results.stacked(n), pop.velocity, pop.forward, self.desired[:n],
+              max_desire=self.merger.max_desire, parallel=parallel)
+        if record:
+            self.result_uids = pop.uid.copy()
+
+    def extra_args(self, world, pop, time, dt):
+        """Hook for behaviour kinds built on other layers (the environment's ray groups)."""
+        return ()
+
+    def _run(self, slot: BehaviorSlot, n: int, parallel: bool, args) -> None:
+        out = self.results.view(slot.row, n)
+        if not slot.params.enabled:
+            self.results.clear(slot.row, n)
+            return
+        slot.spec.compiled(parallel)(*args, out)
+        out.priority[:] = slot.params.priority
+
+    def _query(self, world: World, pop, group: NeighborGroup, box, record: bool):
+        from .queries.neighbors import find_neighbors
+
+        own = self.name
+        simple = len(group.targets) == 1 and group.include_bits == 0 and group.exclude_bits == 0
+        if simple:
+            target = world.population(group.targets[0])
+            others = target.agents()
+            group.neighbors = find_neighbors(
+                pop.position, pop.forward, target.position, group.query,
+                exclude_self=(group.targets[0] == own), box=box, out=group.neighbors,
+            )
+            if record:
+                group.target_species = None
+                group.target_rows = None
+                group.target_uids = target.uid.copy()
+        else:
+            others, species_idx, rows = self._gather(world, group)
+            includes_self = own in group.targets
+            spec = group.query
+            if includes_self:
+                from dataclasses import replace
+                spec = replace(spec, k=spec.k + 1)
+            group.neighbors = find_neighbors(pop.position, pop.forward, others.position, spec,
+                                             exclude_self=False, box=box, out=group.neighbors)
+            if includes_self:
+                own_idx = self.index_in_targets(world, group)
+                self_row = np.full(pop.n, -1, np.int64)
+                sel = species_idx == own_idx
+                self_row[rows[sel]] = np.flatnonzero(sel)
+                nb = group.neighbors
+                _drop_rows(nb.index[: pop.n], nb.distance[: pop.n], nb.count[: pop.n], self_row, group.query.k)
+            if record:
+                group.target_species = species_idx
+                group.target_rows = rows
+                group.target_uids = others.uid.copy()
+        nb = group.neighbors
+        n = pop.n
+        k = group.query.k
+        return others, NeighborView(nb.index[:n, :k], nb.distance[:n, :k], nb.count[:n])
+
+    def index_in_targets(self, world: World, group: NeighborGroup) -> int:
+        return group.targets.index(self.name)
+
+    def _gather(self, world: World, group: NeighborGroup):
+        """Concatenate the core arrays of every target species' rows that pass the tag filters."""
+        parts = []
+        for t, name in enumerate(group.targets):
+            target = world.population(name)
+            mask = np.ones(target.n, bool)
+            if group.include_bits:
+                mask &= (target.tags & np.uint32(group.include_bits)) != 0
+            if group.exclude_bits:
+                mask &= (target.tags & np.uint32(group.exclude_bits)) == 0
+            rows = np.flatnonzero(mask)
+            parts.append((t, rows, target))
+        species_idx = np.concatenate([np.full(r.size, t, np.int16) for t, r, _ in parts]) if parts else np.zeros(0, np.int16)
+        rows = np.concatenate([r for _, r, _ in parts]).astype(np.int64) if parts else np.zeros(0, np.int64)
+        others = CoreAgents(*(
+            np.ascontiguousarray(np.concatenate([getattr(p, f)[r] for _, r, p in parts]))
+            for f in CoreAgents._fields
+        ))
+        return others, species_idx, rows
+
+    # ------------------------------------------------------------------ inspection
+    def inspect_row(self, world: World, uid: int) -> Optional[dict]:
+        """Each behaviour's last result and the last neighbours of the animal ``uid``."""
+        if self.result_uids is None:
+            return None
+        hits = np.flatnonzero(self.result_uids == uid)
+        if hits.size == 0:
+            return None
+        i = int(hits[0])
+        r = self.results
+        behaviours = []
+        for slot in self.slots:
+            if slot.row >= r.behaviours:
+                continue
+            behaviours.append({
+                "name": slot.name,
+                "kind": slot.spec.name,
+                "direction": [float(x) for x in r.direction[slot.row, i]],
+                "direction_desire": float(r.direction_desire[slot.row, i]),
+                "speed": float(r.speed[slot.row, i]),
+                "speed_desire": float(r.speed_desire[slot.row, i]),
+                "priority": int(slot.params.priority),
+                "enabled": bool(slot.params.enabled),
+            })
+        neighbours = []
+        for group in self.groups:
+            nb = group.neighbors
+            if nb is None or group.target_uids is None or i >= nb.count.shape[0]:
+                continue
+            for r_ in range(int(nb.count[i])):
+                j = int(nb.index[i, r_])
+                if j < 0 or j >= group.target_uids.size:
+                    continue
+                species = group.targets[int(group.target_species[j])] if group.target_species is not None else group.targets[0]
+                neighbours.append({"species": species, "uid": int(group.target_uids[j]),
+                                   "distance": float(nb.distance[i, r_]), "group": group.label})
+        return {"row": i, "behaviors": behaviours, "neighbors": neighbours,
+                "desired_velocity": [float(x) for x in self.desired[i]]}

@@ -1,0 +1,185 @@
+"""The registry: behaviours, movers and mergers are found by name.
+
+Configs name what they use; this module resolves names to code. The shipped
+behaviours register themselves exactly like a user's would, through
+:func:`behavior`. Registration checks the declaration up front (PySPH, bevy): an
+unknown kind, a parameter model that does not fix its ``kind``, or a missing
+component is reported before anything compiles or runs.
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Callable, Literal, Optional, get_args
+
+from numba import njit
+
+from .params import BehaviorParams, NeighborBehaviorParams
+
+BehaviorKind = Literal["simple", "neighbor", "ray"]
+KINDS: tuple[str, ...] = get_args(BehaviorKind)
+
+
+class RegistryError(ValueError):
+    """A behaviour, mover or merger was declared or named wrongly."""
+
+
+@dataclass(frozen=True)
+class BehaviorSpec:
+    """Everything the pipeline needs to run one registered behaviour."""
+
+    name: str
+    kind: str
+    params: type[BehaviorParams]
+    kernel: Callable
+    components: tuple[str, ...] = ()
+    result: str = "velocity"
+    doc: str = ""
+    _compiled: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def compiled(self, parallel: bool):
+        """The kernel compiled serially or with ``prange`` threads (each cached on disk)."""
+        key = bool(parallel)
+        if key not in self._compiled:
+            self._compiled[key] = _jit(self.kernel, parallel=key)
+        return self._compiled[key]
+
+
+@dataclass(frozen=True)
+class MoverSpec:
+    name: str
+    params: type
+    factory: Callable
+    doc: str = ""
+
+
+_behaviors: dict[str, BehaviorSpec] = {}
+_movers: dict[str, MoverSpec] = {}
+_version = [0]
+
+
+def version() -> int:
+    """Bumps whenever something registers, so cached config models can be rebuilt."""
+    return _version[0]
+
+
+def _jit(func: Callable, parallel: bool):
+    """Compile ``func`` once per threading mode.
+
+    The parallel variant is a clone with its own qualified name so Numba's on-disk
+    cache keeps the two compilations apart.
+    """
+    if hasattr(func, "py_func"):
+        func = func.py_func
+    if parallel:
+        clone = types.FunctionType(
+            func.__code__, func.__globals__, func.__name__ + "_parallel",
+            func.__defaults__, func.__closure__,
+        )
+        clone.__qualname__ = func.__qualname__ + "_parallel"
+        clone.__module__ = func.__module__
+        return njit(cache=True, parallel=True)(clone)
+    return njit(cache=True)(func)
+
+
+def behavior(
+    name: str,
+    *,
+    kind: BehaviorKind,
+    params: type[BehaviorParams],
+    components: tuple[str, ...] = (),
+    result: str = "velocity",
+):
+    """Register a behaviour kernel under ``name``.
+
+    The kernel is a plain Python function that Numba compiles; its signature depends on
+    the kind (arrays are views of the first ``n`` animals):
+
+    * simple:   ``kernel(agents, params, time, dt, out)``
+    * neighbor: ``kernel(agents, others, neighbors, box, params, time, dt, out)``
+    * ray:      ``kernel(agents, hits, params, time, dt, out)``
+
+    ``agents``/``others`` are named tuples of arrays (``position``, ``velocity``,
+    ``forward``, ``up``, ``uid`` and every component of the population), ``params``
+    is ``params.kernel_params()``, ``out`` is a :class:`ResultView` to fill for
+    every animal. Use ``numba.prange`` for the animal loop; the pipeline runs a
+    serial compilation for small populations.
+    """
+    if kind not in KINDS:
+        raise RegistryError(f"behaviour {name!r}: kind must be one of {KINDS}, not {kind!r}")
+    if not isinstance(params, type) or not issubclass(params, BehaviorParams):
+        raise RegistryError(f"behaviour {name!r}: params must subclass BehaviorParams")
+    if kind == "neighbor" and not issubclass(params, NeighborBehaviorParams):
+        raise RegistryError(f"behaviour {name!r}: neighbour params must subclass NeighborBehaviorParams")
+    kind_field = params.model_fields.get("kind")
+    if kind_field is None or get_args(kind_field.annotation) != (name,):
+        raise RegistryError(
+            f"behaviour {name!r}: its params model must declare kind: Literal[{name!r}]"
+        )
+    if result != "velocity":
+        raise RegistryError(f"behaviour {name!r}: unknown result type {result!r}")
+
+    def register(kernel: Callable) -> Callable:
+        if name in _behaviors and _behaviors[name].kernel is not kernel:
+            existing = _behaviors[name].kernel
+            if getattr(existing, "__module__", None) != getattr(kernel, "__module__", None) or (
+                existing.__qualname__ != kernel.__qualname__
+            ):
+                raise RegistryError(f"a behaviour named {name!r} is already registered")
+        doc = (kernel.__doc__ or params.__doc__ or "").strip()
+        _behaviors[name] = BehaviorSpec(name, kind, params, kernel, tuple(components), result, doc)
+        _version[0] += 1
+        return kernel
+
+    return register
+
+
+def mover(name: str, *, params: type):
+    """Register a mover factory: ``factory(params_model) -> Mover``."""
+
+    def register(factory: Callable) -> Callable:
+        _movers[name] = MoverSpec(name, params, factory, (factory.__doc__ or "").strip())
+        _version[0] += 1
+        return factory
+
+    return register
+
+
+def get_behavior(name: str) -> BehaviorSpec:
+    _load_builtins()
+    try:
+        return _behaviors[name]
+    except KeyError:
+        raise RegistryError(
+            f"unknown behaviour {name!r}; known: {', '.join(sorted(_behaviors))}"
+        ) from None
+
+
+def behaviors(kind: Optional[str] = None) -> list[BehaviorSpec]:
+    _load_builtins()
+    return [b for b in _behaviors.values() if kind is None or b.kind == kind]
+
+
+def get_mover(name: str) -> MoverSpec:
+    _load_builtins()
+    try:
+        return _movers[name]
+    except KeyError:
+        raise RegistryError(f"unknown mover {name!r}; known: {', '.join(sorted(_movers))}") from None
+
+
+def movers() -> list[MoverSpec]:
+    _load_builtins()
+    return list(_movers.values())
+
+
+_loaded = [False]
+
+
+def _load_builtins() -> None:
+    """Import the shipped behaviours and movers once (they register on import)."""
+    if _loaded[0]:
+        return
+    _loaded[0] = True
+    from . import behaviors as _b  # noqa: F401
+    from ..motion import movers as _m  # noqa: F401

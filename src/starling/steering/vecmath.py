@@ -1,0 +1,87 @@
+"""Small 3-vector helpers for Numba kernels.
+
+Kernels work on scalars and tuples instead of temporary arrays: a tuple of three
+floats lives in registers, an array would be a heap allocation per animal.
+"""
+import math
+
+from numba import njit
+
+EPS = 1e-9
+
+
+@njit(cache=True, inline="always")
+def dot3(ax, ay, az, bx, by, bz):
+    return ax * bx + ay * by + az * bz
+
+
+@njit(cache=True, inline="always")
+def norm3(x, y, z):
+    return math.sqrt(x * x + y * y + z * z)
+
+
+@njit(cache=True, inline="always")
+def normalize3(x, y, z):
+    """Unit vector and the original length; (0, 0, 0, 0) for a (near) zero vector."""
+    length = math.sqrt(x * x + y * y + z * z)
+    if length < EPS:
+        return 0.0, 0.0, 0.0, 0.0
+    inv = 1.0 / length
+    return x * inv, y * inv, z * inv, length
+
+
+@njit(cache=True, inline="always")
+def cross3(ax, ay, az, bx, by, bz):
+    return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+
+
+@njit(cache=True, inline="always")
+def angle_between(ax, ay, az, bx, by, bz):
+    """Angle in radians between two vectors (0 when either is zero)."""
+    la = math.sqrt(ax * ax + ay * ay + az * az)
+    lb = math.sqrt(bx * bx + by * by + bz * bz)
+    if la < EPS or lb < EPS:
+        return 0.0
+    c = (ax * bx + ay * by + az * bz) / (la * lb)
+    if c > 1.0:
+        c = 1.0
+    elif c < -1.0:
+        c = -1.0
+    return math.acos(c)
+
+
+@njit(cache=True, inline="always")
+def slerp_unit(ax, ay, az, bx, by, bz, t):
+    """Spherical interpolation between unit vectors a and b by fraction t in [0, 1].
+
+    Antiparallel inputs rotate about an axis perpendicular to a (any one), so the
+    result is always a unit vector and never NaN.
+    """
+    c = ax * bx + ay * by + az * bz
+    if c > 0.9995:
+        x = ax + (bx - ax) * t
+        y = ay + (by - ay) * t
+        z = az + (bz - az) * t
+        ux, uy, uz, n = normalize3(x, y, z)
+        return ux, uy, uz
+    if c < -0.9995:
+        # pick a perpendicular axis to rotate around
+        px, py, pz = cross3(ax, ay, az, 0.0, 1.0, 0.0)
+        if norm3(px, py, pz) < 1e-3:
+            px, py, pz = cross3(ax, ay, az, 1.0, 0.0, 0.0)
+        px, py, pz, n = normalize3(px, py, pz)
+        theta = math.pi * t
+        # rotate a about p by theta (p is perpendicular to a)
+        qx, qy, qz = cross3(px, py, pz, ax, ay, az)
+        ct = math.cos(theta)
+        st = math.sin(theta)
+        return ax * ct + qx * st, ay * ct + qy * st, az * ct + qz * st
+    theta = math.acos(c) * t
+    # orthonormal basis in the plane of a and b
+    rx = bx - ax * c
+    ry = by - ay * c
+    rz = bz - az * c
+    rx, ry, rz, n = normalize3(rx, ry, rz)
+    ct = math.cos(theta)
+    st = math.sin(theta)
+    return ax * ct + rx * st, ay * ct + ry * st, az * ct + rz * st

@@ -1,0 +1,6 @@
+"""World state: populations (struct-of-arrays), tags, clock and the command buffer."""
+from .commands import CommandBuffer
+from .population import Population
+from .world import Clock, World
+
+__all__ = ["World", "Population", "CommandBuffer", "Clock"]

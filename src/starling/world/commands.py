@@ -1,0 +1,75 @@
+"""The command buffer: structural changes wait for the end of the step.
+
+Behaviours, ecology and the player never add or remove animals mid-step, so every
+reader of the step-start snapshot sees a consistent world. Commands are applied in a
+fixed order — tag changes, kills, spawns — so the outcome does not depend on who
+issued them first.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .world import World
+
+
+@dataclass
+class _Spawn:
+    species: str
+    position: np.ndarray
+    velocity: np.ndarray
+    components: Optional[Mapping[str, np.ndarray]] = None
+    tags: Sequence[str] = ()
+
+
+@dataclass
+class CommandBuffer:
+    """Pending spawns, kills and tag changes, applied by :meth:`apply`."""
+
+    _spawns: list = field(default_factory=list)
+    _kills: list = field(default_factory=list)
+    _retags: list = field(default_factory=list)
+
+    def spawn(self, species: str, position, velocity=None, components=None, tags: Sequence[str] = ()) -> None:
+        position = np.atleast_2d(np.asarray(position, np.float32))
+        if velocity is None:
+            velocity = np.zeros_like(position)
+        velocity = np.atleast_2d(np.asarray(velocity, np.float32))
+        self._spawns.append(_Spawn(species, position, velocity, components, tuple(tags)))
+
+    def kill(self, species: str, uids) -> None:
+        self._kills.append((species, np.atleast_1d(np.asarray(uids, np.int64))))
+
+    def retag(self, species: str, uids, add: Sequence[str] = (), remove: Sequence[str] = ()) -> None:
+        self._retags.append((species, np.atleast_1d(np.asarray(uids, np.int64)), tuple(add), tuple(remove)))
+
+    def __len__(self) -> int:
+        return len(self._spawns) + len(self._kills) + len(self._retags)
+
+    def apply(self, world: "World") -> dict[str, np.ndarray]:
+        """Apply everything queued; returns the uids killed per species."""
+        for species, uids, add, remove in self._retags:
+            pop = world.population(species)
+            rows = np.flatnonzero(np.isin(pop.uid, uids))
+            add_bits = world.tag_bits(add)
+            remove_bits = world.tag_bits(remove)
+            pop.tags[rows] = (pop.tags[rows] | np.uint32(add_bits)) & np.uint32(~remove_bits & 0xFFFFFFFF)
+        killed: dict[str, list] = {}
+        for species, uids in self._kills:
+            pop = world.population(species)
+            rows = np.flatnonzero(np.isin(pop.uid, uids) & pop.alive)
+            pop.alive[rows] = False
+            killed.setdefault(species, []).append(pop.uid[rows].copy())
+        for name in {s for s, _ in self._kills}:
+            world.population(name).compact()
+        for sp in self._spawns:
+            pop = world.population(sp.species)
+            uids = world.new_uids(len(sp.position))
+            pop.append(uids, sp.position, sp.velocity, components=sp.components, tags=world.tag_bits(sp.tags))
+        self._spawns.clear()
+        self._kills.clear()
+        self._retags.clear()
+        return {k: np.concatenate(v) for k, v in killed.items()}

@@ -1,0 +1,180 @@
+"""A population: every animal of one species, stored as struct-of-arrays.
+
+Arrays are allocated with spare capacity and grown geometrically, so spawning during a
+run does not reallocate every step. The public array attributes are views of the
+first ``n`` (live) rows; they stay valid until the population next changes size.
+Animals keep a stable ``uid`` across removals — indices shift when animals die,
+uids never do.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Iterable, Mapping, Optional
+
+import numpy as np
+
+CORE_FIELDS = ("position", "velocity", "forward", "up", "uid")
+_AGENT_TUPLES: dict[tuple[str, ...], type] = {}
+
+
+def agent_tuple_type(component_names: Iterable[str]) -> type:
+    """The named tuple type kernels receive: core arrays then the components, sorted."""
+    fields = CORE_FIELDS + tuple(sorted(component_names))
+    t = _AGENT_TUPLES.get(fields)
+    if t is None:
+        t = namedtuple("Agents", fields)
+        _AGENT_TUPLES[fields] = t
+    return t
+
+
+class Population:
+    """Struct-of-arrays state of one species.
+
+    Core arrays: ``position``, ``velocity``, ``forward``, ``up`` (n,3) float32;
+    ``uid`` (n,) int64; ``alive`` (n,) bool (false only between a kill and the end of
+    the step); ``tags`` (n,) uint32 bit set (bits named by the world's tag table).
+    Components: named float32 arrays, (n,) or (n, width).
+    """
+
+    def __init__(self, name: str, capacity: int = 64, components: Optional[Mapping[str, float]] = None):
+        self.name = name
+        self.n = 0
+        self.capacity = 0
+        self._component_defaults: dict[str, float] = dict(components or {})
+        self._buffers: dict[str, np.ndarray] = {}
+        self._allocate(max(int(capacity), 16))
+        self._agent_type = agent_tuple_type(self._component_defaults)
+
+    # ------------------------------------------------------------------ storage
+    def _allocate(self, capacity: int) -> None:
+        specs = {
+            "position": ((3,), np.float32, 0.0),
+            "velocity": ((3,), np.float32, 0.0),
+            "forward": ((3,), np.float32, 0.0),
+            "up": ((3,), np.float32, 0.0),
+            "uid": ((), np.int64, -1),
+            "alive": ((), np.bool_, False),
+            "tags": ((), np.uint32, 0),
+        }
+        for name, default in self._component_defaults.items():
+            specs[name] = ((), np.float32, default)
+        new = {}
+        for name, (shape, dtype, fill) in specs.items():
+            buf = np.full((capacity,) + shape, fill, dtype=dtype)
+            old = self._buffers.get(name)
+            if old is not None and self.n:
+                buf[: self.n] = old[: self.n]
+            new[name] = buf
+        self._buffers = new
+        self.capacity = capacity
+
+    def _ensure(self, n: int) -> None:
+        if n > self.capacity:
+            self._allocate(max(n, int(self.capacity * 1.5) + 1))
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        buffers = self.__dict__.get("_buffers")
+        if buffers is not None and name in buffers:
+            return buffers[name][: self.__dict__["n"]]
+        raise AttributeError(f"population {self.__dict__.get('name')!r} has no array {name!r}")
+
+    @property
+    def component_names(self) -> tuple[str, ...]:
+        return tuple(sorted(self._component_defaults))
+
+    def has_component(self, name: str) -> bool:
+        return name in self._component_defaults
+
+    def component(self, name: str) -> np.ndarray:
+        if name not in self._component_defaults:
+            raise KeyError(
+                f"species {self.name!r} has no component {name!r}; it has: "
+                f"{', '.join(self.component_names) or 'none'}"
+            )
+        return self._buffers[name][: self.n]
+
+    def add_component(self, name: str, default: float = 0.0) -> None:
+        """Declare a per-animal float component (existing animals get ``default``)."""
+        if name in self._component_defaults or name in self._buffers:
+            return
+        self._component_defaults[name] = float(default)
+        self._buffers[name] = np.full(self.capacity, default, dtype=np.float32)
+        self._agent_type = agent_tuple_type(self._component_defaults)
+
+    def agents(self):
+        """The kernel view: a named tuple of the live rows of every array."""
+        n = self.n
+        b = self._buffers
+        return self._agent_type(*(b[f][:n] for f in self._agent_type._fields))
+
+    # ------------------------------------------------------------------ changes
+    def append(self, uids: np.ndarray, position: np.ndarray, velocity: np.ndarray,
+               forward: Optional[np.ndarray] = None, up: Optional[np.ndarray] = None,
+               components: Optional[Mapping[str, np.ndarray]] = None, tags: int = 0) -> None:
+        """Add animals at the end (used at start-up and by the command buffer)."""
+        k = len(uids)
+        if k == 0:
+            return
+        start = self.n
+        self._ensure(start + k)
+        b = self._buffers
+        sl = slice(start, start + k)
+        b["uid"][sl] = uids
+        b["position"][sl] = position
+        b["velocity"][sl] = velocity
+        if forward is None:
+            forward = _headings(np.asarray(velocity, np.float32))
+        b["forward"][sl] = forward
+        b["up"][sl] = up if up is not None else _up_for(np.asarray(forward, np.float32))
+        b["alive"][sl] = True
+        b["tags"][sl] = tags
+        for name, default in self._component_defaults.items():
+            values = (components or {}).get(name)
+            b[name][sl] = default if values is None else values
+        self.n = start + k
+
+    def compact(self) -> int:
+        """Drop every animal whose ``alive`` is false, keeping the others' order."""
+        n = self.n
+        keep = self._buffers["alive"][:n]
+        removed = int(n - np.count_nonzero(keep))
+        if removed == 0:
+            return 0
+        idx = np.flatnonzero(keep)
+        for buf in self._buffers.values():
+            buf[: idx.size] = buf[idx]
+        self.n = idx.size
+        self._buffers["alive"][self.n : n] = False
+        self._buffers["uid"][self.n : n] = -1
+        return removed
+
+    def index_of(self, uid: int) -> int:
+        """Row of the animal with ``uid``, or -1 if it is not alive."""
+        hits = np.flatnonzero(self._buffers["uid"][: self.n] == uid)
+        return int(hits[0]) if hits.size else -1
+
+    def permute(self, order: np.ndarray) -> None:
+        """Reorder the rows (e.g. into grid-cell order for memory coherence)."""
+        for buf in self._buffers.values():
+            buf[: self.n] = buf[order]
+
+
+def _headings(velocity: np.ndarray) -> np.ndarray:
+    speed = np.linalg.norm(velocity, axis=1, keepdims=True)
+    out = np.zeros_like(velocity)
+    out[:, 2] = 1.0
+    moving = speed[:, 0] > 1e-6
+    out[moving] = velocity[moving] / speed[moving]
+    return out
+
+
+def _up_for(forward: np.ndarray) -> np.ndarray:
+    """World up made perpendicular to each forward vector."""
+    up = np.zeros_like(forward)
+    up[:, 1] = 1.0
+    up -= forward * (forward @ np.array([0, 1, 0], np.float32))[:, None]
+    length = np.linalg.norm(up, axis=1, keepdims=True)
+    bad = length[:, 0] < 1e-4
+    up[bad] = np.array([1, 0, 0], np.float32)
+    length[bad] = 1.0
+    return (up / length).astype(np.float32)
