@@ -41,7 +41,8 @@ class Simulation:
             self.world.add_population(pop)
             self._spawn_initial(pop, sp, index, planar=getattr(mover, "planar", False))
             self.movers.append(mover)
-            self.pipelines.append(SpeciesPipeline(sp, index, self.world, planar=getattr(mover, "planar", False)))
+            self.pipelines.append(SpeciesPipeline(sp, index, self.world, planar=getattr(mover, "planar", False),
+                                                  max_speed=sp.mover.max_speed))
 
     # ------------------------------------------------------------------ setup
     def _spawn_initial(self, pop: Population, sp, index: int, planar: bool) -> None:

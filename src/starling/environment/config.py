@@ -433,13 +433,10 @@ class _Scatter(_Model):
         return r
 
 
-def _range_validator(name: str):
-    def check(cls, r: Vec2) -> Vec2:
-        if r[0] <= 0 or r[1] < r[0]:
-            raise ValueError(f"{name} must satisfy 0 < min <= max, got {r}")
-        return r
-
-    return field_validator(name)(classmethod(check))
+def _positive_range(r: Vec2) -> Vec2:
+    if r[0] <= 0 or r[1] < r[0]:
+        raise ValueError(f"must satisfy 0 < min <= max, got {r}")
+    return r
 
 
 class TreeScatterConfig(_Scatter):
@@ -451,15 +448,11 @@ class TreeScatterConfig(_Scatter):
     canopy_radius_range: Vec2 | None = Field(
         (1.0, 2.5), description="(min, max) canopy sphere radius, metres; None for bare trunks."
     )
-    _trunk_radius = _range_validator("trunk_radius_range")
-    _trunk_height = _range_validator("trunk_height_range")
 
-    @field_validator("canopy_radius_range")
+    @field_validator("trunk_radius_range", "trunk_height_range", "canopy_radius_range")
     @classmethod
-    def _canopy(cls, r):
-        if r is not None and (r[0] <= 0 or r[1] < r[0]):
-            raise ValueError(f"canopy_radius_range must satisfy 0 < min <= max, got {r}")
-        return r
+    def _ranges(cls, r):
+        return None if r is None else _positive_range(r)
 
 
 class RockScatterConfig(_Scatter):
@@ -469,7 +462,11 @@ class RockScatterConfig(_Scatter):
     size_range: Vec2 = Field((0.4, 1.5), description="(min, max) rock half size (box) or radius (sphere), metres.")
     shape: Literal["box", "sphere"] = Field("box", description="Primitive used for rocks.")
     sink: float = Field(0.3, ge=0, le=0.9, description="Fraction of the rock's size sunk below the ground.")
-    _size = _range_validator("size_range")
+
+    @field_validator("size_range")
+    @classmethod
+    def _size(cls, r: Vec2) -> Vec2:
+        return _positive_range(r)
 
 
 ScatterConfig = Annotated[Union[TreeScatterConfig, RockScatterConfig], Field(discriminator="kind")]

@@ -62,12 +62,18 @@ def _merge_one(i, code, max_desire, direction, ddes, speed, sdes, prio, velocity
     s_num = 0.0
     s_den = 0.0
     if code == _WEIGHTED_SUM:
+        total = 0.0
         for j in range(m):
             d = ddes[j, i]
+            total += d
             s = speed[j, i] if sdes[j, i] > _DESIRE_EPS else current_speed
             ax += direction[j, i, 0] * d * s
             ay += direction[j, i, 1] * d * s
             az += direction[j, i, 2] * d * s
+        if total <= _DESIRE_EPS:
+            ax = vx
+            ay = vy
+            az = vz
         desired[i, 0] = ax
         desired[i, 1] = ay
         desired[i, 2] = az

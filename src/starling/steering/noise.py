@@ -38,7 +38,13 @@ def _hash(i, seed):
 
 @njit(cache=True)
 def perlin1d(seed, x):
-    """Raw 1D gradient noise in [-1, 1], smooth in ``x``, independent per ``seed``."""
+    """Raw 1D gradient noise in [-1, 1], smooth in ``x``, independent per ``seed``.
+
+    Each seed also shifts ``x`` by its own offset in [0, 1024): gradient noise is zero
+    at every lattice point, so without the shift all animals would share the same
+    value (and wander the same way) whenever ``x`` crosses an integer.
+    """
+    x = x + 512.0 * (_hash(seed, 7) + 1.0)
     i0 = np.int64(np.floor(x))
     t = x - i0
     g0 = _hash(i0, seed)

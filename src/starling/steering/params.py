@@ -44,6 +44,8 @@ class BehaviorParams(StrictModel):
     weight_speed: Weight = Field(0.0, description="Maximum speed desire.")
 
     kernel_fields: ClassVar[Optional[tuple[str, ...]]] = None
+    #: per-field converters for values a kernel cannot take as they are (e.g. a name → a code)
+    kernel_converters: ClassVar[dict[str, Any]] = {}
 
     def kernel_params(self):
         """The named tuple the kernel receives: every numeric field, arrays as float64."""
@@ -55,7 +57,11 @@ class BehaviorParams(StrictModel):
         if tuple_type is None or tuple_type._fields != names:
             tuple_type = namedtuple(f"{cls.__name__}Kernel", names)
             _KERNEL_TUPLES[cls] = tuple_type
-        return tuple_type(*(_to_kernel_value(getattr(self, name)) for name in names))
+        conv = cls.kernel_converters
+        return tuple_type(*(
+            _to_kernel_value(conv[name](getattr(self, name)) if name in conv else getattr(self, name))
+            for name in names
+        ))
 
 
 class NeighborBehaviorParams(BehaviorParams):

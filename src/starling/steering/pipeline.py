@@ -86,13 +86,14 @@ def _drop_rows(index, distance, count, self_row, keep):
 class SpeciesPipeline:
     """Builds and runs one species' groups, simple behaviours and merger."""
 
-    def __init__(self, species_cfg, species_index: int, world: World, *, planar: bool):
+    def __init__(self, species_cfg, species_index: int, world: World, *, planar: bool, max_speed: float):
         if species_cfg.groups:
             from .queries.neighbors import NeighborQuerySpec
 
         self.name = species_cfg.name
         self.index = species_index
         self.planar = planar
+        self.max_speed = float(max_speed)
         self.merger = species_cfg.merger
         self.slots: list[BehaviorSlot] = []
         self.groups: list[NeighborGroup] = []
@@ -132,6 +133,9 @@ class SpeciesPipeline:
 
     def _slot(self, params, row: int) -> BehaviorSlot:
         spec = get_behavior(params.kind)
+        # parameters that default to a property of the species (its mover's top speed)
+        if "max_speed" in type(params).model_fields and getattr(params, "max_speed") is None:
+            params = params.model_copy(update={"max_speed": self.max_speed})
         slot = BehaviorSlot(spec, params, params.kernel_params(), row)
         self.slots.append(slot)
         return slot

@@ -10,7 +10,7 @@ from typing import Literal
 from numba import prange
 from pydantic import Field, model_validator
 
-from ...params import BehaviorParams, Vec3
+from ...params import BehaviorParams, StrictModel, Vec3
 from ...registry import behavior
 from ...shaping import f_q1, remap_input
 
@@ -53,4 +53,79 @@ def homing(agents, p, time, dt, out):
         out.direction[i, 2] = az / dist
         out.direction_desire[i] = p.weight_direction * f_q1(
             remap_input(dist, p.min_radius, p.max_radius), p.power
+        )
+
+
+class Home(StrictModel):
+    """One home area of multi-homing."""
+
+    center: Vec3 = Field(..., description="Home centre, m.")
+    min_radius: float = Field(..., ge=0, description="No pull inside this distance, m.")
+    max_radius: float = Field(..., gt=0, description="The home is noticed within this distance, m.")
+
+    @model_validator(mode="after")
+    def _radii_ordered(self):
+        if self.max_radius <= self.min_radius:
+            raise ValueError("max_radius must be greater than min_radius")
+        return self
+
+
+class MultiHomingParams(BehaviorParams):
+    """Homing with several homes: go to the smallest home whose ``max_radius`` contains the animal.
+
+    Small homes scattered in a large one keep animals in favourite spots while the
+    large one keeps them in the area (seed 000, 9.5.2 "Multi Homing"). The homes are
+    static points, so no neighbour query is needed: they are parameters.
+    """
+
+    kind: Literal["multi_homing"] = "multi_homing"
+    homes: list[Home] = Field(..., min_length=1, description="Home areas.")
+    power: float = Field(2.0, gt=0, description="Power l of the f_q1 activation.")
+
+    def kernel_params(self):
+        import numpy as np
+        from collections import namedtuple
+
+        t = namedtuple("MultiHomingKernel", ["weight_direction", "weight_speed", "homes", "power"])
+        homes = np.array([[*h.center, h.min_radius, h.max_radius] for h in self.homes], np.float64)
+        return t(np.float64(self.weight_direction), np.float64(self.weight_speed), homes, np.float64(self.power))
+
+
+@behavior("multi_homing", kind="simple", params=MultiHomingParams)
+def multi_homing(agents, p, time, dt, out):
+    """Homing toward the smallest containing home; no opinion outside every home."""
+    pos = agents.position
+    homes = p.homes
+    for i in prange(pos.shape[0]):
+        best = -1
+        for h in range(homes.shape[0]):
+            dx = homes[h, 0] - pos[i, 0]
+            dy = homes[h, 1] - pos[i, 1]
+            dz = homes[h, 2] - pos[i, 2]
+            if dx * dx + dy * dy + dz * dz < homes[h, 4] * homes[h, 4]:
+                if best < 0 or homes[h, 4] < homes[best, 4]:
+                    best = h
+        out.speed[i] = 0.0
+        out.speed_desire[i] = 0.0
+        if best < 0:
+            out.direction[i, 0] = 0.0
+            out.direction[i, 1] = 0.0
+            out.direction[i, 2] = 0.0
+            out.direction_desire[i] = 0.0
+            continue
+        ax = homes[best, 0] - pos[i, 0]
+        ay = homes[best, 1] - pos[i, 1]
+        az = homes[best, 2] - pos[i, 2]
+        dist = math.sqrt(ax * ax + ay * ay + az * az)
+        if dist < 1e-9:
+            out.direction[i, 0] = 0.0
+            out.direction[i, 1] = 0.0
+            out.direction[i, 2] = 0.0
+            out.direction_desire[i] = 0.0
+            continue
+        out.direction[i, 0] = ax / dist
+        out.direction[i, 1] = ay / dist
+        out.direction[i, 2] = az / dist
+        out.direction_desire[i] = p.weight_direction * f_q1(
+            remap_input(dist, homes[best, 3], homes[best, 4]), p.power
         )

@@ -1,0 +1,137 @@
+"""The ``starling`` command line: a thin layer over the Python API.
+
+Every error a user can cause (a bad scenario, a bad ``--set``, a bad option) ends in
+one clear message and exit status 2, never a traceback.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from .config import ConfigError, json_schema, read_scenario_data, scenario_names, validate_scenario
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Starling: realtime simulation of animal flocking and small ecosystems.",
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True)
+out = Console()
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _config_fail(e: ConfigError) -> None:
+    for line in e.format().splitlines():
+        err.print(line, highlight=False, markup=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+@app.command()
+def scenarios() -> None:
+    """List the built-in scenarios."""
+    table = Table("name", "description", box=None)
+    for name in scenario_names():
+        data, _ = read_scenario_data(name)
+        table.add_row(name, str(data.get("description", "")))
+    out.print(table)
+
+
+@app.command()
+def validate(file: str = typer.Argument(..., help="Scenario TOML file or built-in name.")) -> None:
+    """Check a scenario: exit 0 when valid, 2 with one line per problem when not."""
+    try:
+        data, label = read_scenario_data(file)
+        scenario = validate_scenario(data, label)
+    except ConfigError as e:
+        _config_fail(e)
+    out.print(f"{label}: valid ({len(scenario.species)} species, "
+              f"{sum(s.count for s in scenario.species)} animals)", highlight=False)
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of scenario files (every registered behaviour and mover)."""
+    sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
+
+
+def _summary(sim, scenario_name: str, steps: int, wall: float, step_ms: list[float]) -> dict:
+    species = {}
+    for name, stats in sim.metrics().items():
+        species[name] = {
+            "alive": stats["count"],
+            "mean_speed": round(stats["mean_speed"], 4),
+            "polarization": round(stats["polarization"], 4),
+        }
+    arr = np.asarray(step_ms) if step_ms else np.zeros(1)
+    return {
+        "scenario": scenario_name,
+        "steps": steps,
+        "seed": sim.scenario.seed,
+        "wall_s": round(wall, 4),
+        "step_ms": {"median": round(float(np.median(arr)), 4), "p95": round(float(np.percentile(arr, 95)), 4)},
+        "species": species,
+        "health": sim.health(),
+    }
+
+
+@app.command()
+def run(
+    scenario: str = typer.Argument(..., help="Built-in scenario name or TOML path."),
+    steps: Optional[int] = typer.Option(None, "--steps", min=0, help="Steps to run (default: the scenario's)."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed (default: the scenario's)."),
+    dt: Optional[float] = typer.Option(None, "--dt", min=1e-6, max=0.5, help="Fixed time step, s."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field: path=value (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout."),
+) -> None:
+    """Run a scenario headless and summarise it."""
+    from .simulation import load_scenario
+
+    try:
+        sim = load_scenario(scenario, seed=seed, dt=dt, overrides=set_, record_debug=False)
+    except ConfigError as e:
+        _config_fail(e)
+    total = sim.scenario.steps if steps is None else steps
+    step_ms: list[float] = []
+    t0 = time.perf_counter()
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=as_json,
+                  disable=not err.is_terminal and as_json) as progress:
+        task = progress.add_task(sim.scenario.name, total=total)
+        for _ in range(total):
+            sim.step()
+            step_ms.append(sim.last_step_ms)
+            progress.advance(task)
+    wall = time.perf_counter() - t0
+    summary = _summary(sim, sim.scenario.name, total, wall, step_ms)
+    if as_json:
+        sys.stdout.write(json.dumps(summary) + "\n")
+        return
+    table = Table("species", "alive", "mean speed", "polarization", box=None)
+    for name, s in summary["species"].items():
+        table.add_row(name, str(s["alive"]), f"{s['mean_speed']:.2f} m/s", f"{s['polarization']:.3f}")
+    out.print(table)
+    out.print(f"{total} steps in {wall:.2f} s — step median {summary['step_ms']['median']:.3f} ms, "
+              f"p95 {summary['step_ms']['p95']:.3f} ms; health {summary['health']}", highlight=False)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,425 @@
+"""Heightfield terrain: heights on a regular x–z grid, two triangles per cell.
+
+Layout
+------
+``heights[j, i]`` is the height at ``x = x0 + i * dx``, ``z = z0 + j * dz`` (rows run along +z, columns
+along +x, like an image seen from above with +z pointing down the page).  Cell ``(i, j)`` spans
+``[x_i, x_i + dx] x [z_j, z_j + dz]`` with local coordinates ``u = (x - x_i) / dx`` and
+``w = (z - z_j) / dz``.  It is split along its diagonal ``u = w`` into
+
+* the *lower* triangle (``u >= w``) with corners ``(0,0), (1,0), (1,1)``, and
+* the *upper* triangle (``u < w``) with corners ``(0,0), (1,1), (0,1)``.
+
+The surface is exactly this piecewise-planar triangulation everywhere: :meth:`Heightfield.height_at`, the
+normals, the ray casts and the sphere sweeps all use the same planes, so a point reported as a hit lies on
+the surface that :meth:`height_at` describes.  The solid is everything below the surface inside the
+rectangle.
+
+Ray casts (:func:`ray_heightfield`) walk the cells crossed by the ray's projection on the x–z plane
+(Amanatides–Woo DDA).  In each cell the vertical gap ``f(t) = y(t) - h(x(t), z(t))`` is linear on each of
+the (at most two) triangle pieces, so a sign change is found exactly by linear interpolation.  The gap at
+the end of one piece is carried into the next, which makes the walk watertight: a crossing exactly on a
+cell edge cannot slip between two cells through rounding.  Cells whose height range lies entirely below or
+above the ray's height range over the cell are skipped with two comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from .mesh import distance_to_triangle, sweep_triangle
+from .primitives import INF
+
+_jit = njit(cache=True, error_model="numpy", nogil=True)
+
+
+@_jit
+def cell_plane(h, i, j, upper, dx, dz):
+    """Plane of one triangle of cell ``(i, j)`` as ``y = h0 + bx * (x - x_i) + bz * (z - z_j)``.
+
+    Returns ``(h0, bx, bz)``; ``upper`` selects the ``u < w`` triangle.
+    """
+    h00 = h[j, i]
+    h11 = h[j + 1, i + 1]
+    if upper:
+        h01 = h[j + 1, i]
+        return h00, (h11 - h01) / dx, (h01 - h00) / dz
+    h10 = h[j, i + 1]
+    return h00, (h10 - h00) / dx, (h11 - h10) / dz
+
+
+@_jit
+def plane_normal(bx, bz):
+    """Unit upward normal of the plane ``y = c + bx x + bz z``."""
+    n = math.sqrt(bx * bx + 1.0 + bz * bz)
+    return -bx / n, 1.0 / n, -bz / n
+
+
+@_jit
+def locate(h, x0, z0, dx, dz, x, z):
+    """Cell ``(i, j)`` containing ``(x, z)`` (clamped to the grid) and whether the point is inside the
+    rectangle."""
+    nx = h.shape[1]
+    nz = h.shape[0]
+    fx = (x - x0) / dx
+    fz = (z - z0) / dz
+    inside = fx >= 0.0 and fz >= 0.0 and fx <= nx - 1 and fz <= nz - 1
+    i = min(max(int(math.floor(fx)), 0), nx - 2)
+    j = min(max(int(math.floor(fz)), 0), nz - 2)
+    return i, j, inside
+
+
+@_jit
+def height_and_normal(h, x0, z0, dx, dz, x, z):
+    """Surface height and unit normal at ``(x, z)``; ``nan`` height outside the rectangle."""
+    i, j, inside = locate(h, x0, z0, dx, dz, x, z)
+    xi = x0 + i * dx
+    zj = z0 + j * dz
+    u = (x - xi) / dx
+    w = (z - zj) / dz
+    h0, bx, bz = cell_plane(h, i, j, u < w, dx, dz)
+    nx, ny, nz = plane_normal(bx, bz)
+    if not inside:
+        return np.nan, nx, ny, nz
+    return h0 + bx * (x - xi) + bz * (z - zj), nx, ny, nz
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _heights_and_normals(h, x0, z0, dx, dz, xs, zs, out_h, out_n):
+    for k in prange(xs.shape[0]):
+        hh, nx, ny, nz = height_and_normal(h, x0, z0, dx, dz, xs[k], zs[k])
+        out_h[k] = hh
+        out_n[k, 0] = nx
+        out_n[k, 1] = ny
+        out_n[k, 2] = nz
+
+
+@_jit
+def ray_heightfield(h, cmin, cmax, x0, z0, dx, dz, hmin, hmax, ox, oy, oz, ddx, ddy, ddz, tmax):
+    """First crossing in ``[0, tmax]`` of the ray ``o + t d`` with the heightfield surface.
+
+    Returns ``(t, nx, ny, nz)`` with the upward normal of the triangle hit; ``t = inf`` when none.
+    """
+    nxs = h.shape[1]
+    nzs = h.shape[0]
+    x1 = x0 + (nxs - 1) * dx
+    z1 = z0 + (nzs - 1) * dz
+    t0 = 0.0
+    t1 = tmax
+    # clip the ray to the rectangle
+    if abs(ddx) <= 1e-300:
+        if ox < x0 or ox > x1:
+            return INF, 0.0, 0.0, 0.0
+    else:
+        ta = (x0 - ox) / ddx
+        tb = (x1 - ox) / ddx
+        if ta > tb:
+            ta, tb = tb, ta
+        t0 = max(t0, ta)
+        t1 = min(t1, tb)
+    if abs(ddz) <= 1e-300:
+        if oz < z0 or oz > z1:
+            return INF, 0.0, 0.0, 0.0
+    else:
+        ta = (z0 - oz) / ddz
+        tb = (z1 - oz) / ddz
+        if ta > tb:
+            ta, tb = tb, ta
+        t0 = max(t0, ta)
+        t1 = min(t1, tb)
+    if t0 > t1:
+        return INF, 0.0, 0.0, 0.0
+    # the whole clipped ray above the highest or below the lowest point: no crossing
+    ya = oy + t0 * ddy
+    yb = oy + t1 * ddy
+    if min(ya, yb) > hmax or max(ya, yb) < hmin:
+        return INF, 0.0, 0.0, 0.0
+
+    i, j, _ = locate(h, x0, z0, dx, dz, ox + t0 * ddx, oz + t0 * ddz)
+    step_i = 0
+    step_j = 0
+    t_next_x = INF
+    t_next_z = INF
+    dt_x = INF
+    dt_z = INF
+    if ddx > 1e-300:
+        step_i = 1
+        t_next_x = (x0 + (i + 1) * dx - ox) / ddx
+        dt_x = dx / ddx
+    elif ddx < -1e-300:
+        step_i = -1
+        t_next_x = (x0 + i * dx - ox) / ddx
+        dt_x = -dx / ddx
+    if ddz > 1e-300:
+        step_j = 1
+        t_next_z = (z0 + (j + 1) * dz - oz) / ddz
+        dt_z = dz / ddz
+    elif ddz < -1e-300:
+        step_j = -1
+        t_next_z = (z0 + j * dz - oz) / ddz
+        dt_z = -dz / ddz
+
+    t_cur = t0
+    f_prev = 0.0
+    f_valid = False
+    while True:
+        t_end = min(t_next_x, t_next_z, t1)
+        if t_end < t_cur:
+            t_end = t_cur
+        ys = oy + t_cur * ddy
+        ye = oy + t_end * ddy
+        if min(ys, ye) > cmax[j, i] or max(ys, ye) < cmin[j, i]:
+            # the ray stays strictly above (or below) this cell: the sign of the gap cannot change
+            f_valid = False
+        else:
+            xi = x0 + i * dx
+            zj = z0 + j * dz
+            # g(t) = u(t) - w(t): which triangle the ray is over
+            g0 = (ox - xi) / dx - (oz - zj) / dz
+            gd = ddx / dx - ddz / dz
+            ta = t_cur
+            for piece in range(2):
+                if piece == 0:
+                    tb = t_end
+                    if gd != 0.0:
+                        ts = -g0 / gd
+                        if ts > t_cur and ts < t_end:
+                            tb = ts
+                else:
+                    if ta >= t_end:
+                        break
+                    tb = t_end
+                tm = 0.5 * (ta + tb)
+                upper = g0 + tm * gd < 0.0
+                h0, bx, bz = cell_plane(h, i, j, upper, dx, dz)
+                if not f_valid:
+                    f_prev = (oy + ta * ddy) - (h0 + bx * (ox + ta * ddx - xi) + bz * (oz + ta * ddz - zj))
+                    f_valid = True
+                fb = (oy + tb * ddy) - (h0 + bx * (ox + tb * ddx - xi) + bz * (oz + tb * ddz - zj))
+                if f_prev == 0.0 or (f_prev > 0.0 and fb <= 0.0) or (f_prev < 0.0 and fb >= 0.0):
+                    if f_prev == 0.0:
+                        t_hit = ta
+                    else:
+                        t_hit = ta + (tb - ta) * (f_prev / (f_prev - fb))
+                    nx, ny, nz = plane_normal(bx, bz)
+                    return t_hit, nx, ny, nz
+                f_prev = fb
+                ta = tb
+        if t_end >= t1:
+            break
+        if t_next_x <= t_next_z:
+            i += step_i
+            t_cur = t_next_x
+            t_next_x += dt_x
+        else:
+            j += step_j
+            t_cur = t_next_z
+            t_next_z += dt_z
+        if i < 0 or j < 0 or i > nxs - 2 or j > nzs - 2:
+            break
+    return INF, 0.0, 0.0, 0.0
+
+
+@_jit
+def _triangle_corners(h, x0, z0, dx, dz, i, j, upper):
+    xi = x0 + i * dx
+    zj = z0 + j * dz
+    ax, ay, az = xi, h[j, i], zj
+    cx, cy, cz = xi + dx, h[j + 1, i + 1], zj + dz
+    if upper:
+        bx, by, bz = cx, cy, cz
+        cx, cy, cz = xi, h[j + 1, i], zj + dz
+    else:
+        bx, by, bz = xi + dx, h[j, i + 1], zj
+    return ax, ay, az, bx, by, bz, cx, cy, cz
+
+
+@_jit
+def _cell_range(lo, hi, origin, spacing, n_cells):
+    a = int(math.floor((lo - origin) / spacing))
+    b = int(math.floor((hi - origin) / spacing))
+    return max(a, 0), min(b, n_cells - 1)
+
+
+@_jit
+def sweep_heightfield(h, cmin, cmax, x0, z0, dx, dz, ox, oy, oz, ddx, ddy, ddz, tmax, rs):
+    """Contact of a sphere of radius ``rs`` moving from ``o`` along unit ``d`` over at most ``tmax`` with
+    the heightfield surface (see :func:`starling.environment.mesh.sweep_triangle` for the contract).
+
+    Visits, row by row, the cells within ``rs`` of the segment's x–z footprint.
+    """
+    nxs = h.shape[1]
+    nzs = h.shape[0]
+    ex = ox + tmax * ddx
+    ez = oz + tmax * ddz
+    j_lo, j_hi = _cell_range(min(oz, ez) - rs, max(oz, ez) + rs, z0, dz, nzs - 1)
+    best = INF
+    bnx, bny, bnz = 0.0, 1.0, 0.0
+    for j in range(j_lo, j_hi + 1):
+        # part of the segment whose z lies within rs of the row
+        zlo = z0 + j * dz - rs
+        zhi = z0 + (j + 1) * dz + rs
+        ta = 0.0
+        tb = tmax
+        if abs(ddz) > 1e-300:
+            q0 = (zlo - oz) / ddz
+            q1 = (zhi - oz) / ddz
+            if q0 > q1:
+                q0, q1 = q1, q0
+            ta = max(ta, q0)
+            tb = min(tb, q1)
+        if ta > tb:
+            continue
+        xa = ox + ta * ddx
+        xb = ox + tb * ddx
+        ya = oy + ta * ddy
+        yb = oy + tb * ddy
+        y_lo = min(ya, yb) - rs
+        y_hi = max(ya, yb) + rs
+        i_lo, i_hi = _cell_range(min(xa, xb) - rs, max(xa, xb) + rs, x0, dx, nxs - 1)
+        for i in range(i_lo, i_hi + 1):
+            if cmax[j, i] < y_lo or cmin[j, i] > y_hi:
+                continue
+            for upper in (False, True):
+                ax, ay, az, bx, by, bz, cx, cy, cz = _triangle_corners(h, x0, z0, dx, dz, i, j, upper)
+                _, px, pz = cell_plane(h, i, j, upper, dx, dz)
+                nx, ny, nz = plane_normal(px, pz)
+                t, gx, gy, gz = sweep_triangle(
+                    ox, oy, oz, ddx, ddy, ddz, min(best, tmax), rs, ax, ay, az, bx, by, bz, cx, cy, cz, nx, ny, nz
+                )
+                if t < best:
+                    best = t
+                    bnx, bny, bnz = gx, gy, gz
+    return best, bnx, bny, bnz
+
+
+@_jit
+def sd_heightfield(h, cmin, cmax, x0, z0, dx, dz, px, py, pz, window):
+    """Signed distance from ``p`` to the terrain solid (negative below the surface inside the
+    rectangle) and the outward direction, considering the triangles within ``window`` of ``p``.
+
+    Exact whenever the true distance is below ``window``; otherwise returns ``+inf`` above the surface, or,
+    below it, the distance to the tangent plane of the surface straight above ``p`` (a lower bound on the
+    depth good enough to push a point out).
+    """
+    nxs = h.shape[1]
+    nzs = h.shape[0]
+    hh, tnx, tny, tnz = height_and_normal(h, x0, z0, dx, dz, px, pz)
+    below = not math.isnan(hh) and py < hh
+    best = INF
+    gx, gy, gz = 0.0, 1.0, 0.0
+    if window > 0.0:
+        i_lo, i_hi = _cell_range(px - window, px + window, x0, dx, nxs - 1)
+        j_lo, j_hi = _cell_range(pz - window, pz + window, z0, dz, nzs - 1)
+        for j in range(j_lo, j_hi + 1):
+            for i in range(i_lo, i_hi + 1):
+                if cmax[j, i] < py - window or cmin[j, i] > py + window:
+                    continue
+                for upper in (False, True):
+                    ax, ay, az, bx, by, bz, cx, cy, cz = _triangle_corners(h, x0, z0, dx, dz, i, j, upper)
+                    _, sx, sz = cell_plane(h, i, j, upper, dx, dz)
+                    nx, ny, nz = plane_normal(sx, sz)
+                    d, qx, qy, qz = distance_to_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz, nx, ny, nz)
+                    if d < best:
+                        best = d
+                        gx, gy, gz = qx, qy, qz
+    if best < window:
+        if below:
+            if best <= 1e-12:
+                return 0.0, tnx, tny, tnz
+            return -best, -gx, -gy, -gz
+        return best, gx, gy, gz
+    if below:
+        return -(hh - py) * tny, tnx, tny, tnz
+    return INF, 0.0, 1.0, 0.0
+
+
+@dataclass(frozen=True)
+class Heightfield:
+    """A heightfield terrain (see the module docstring for the layout).
+
+    Attributes
+    ----------
+    heights: ``(nz, nx) float64``
+        Heights in metres; ``nx, nz >= 2``.
+    x0, z0: float
+        Coordinates of sample ``[0, 0]`` (the corner with the smallest x and z), metres.
+    dx, dz: float
+        Sample spacing along x and z, metres.
+    layer: int
+        Layer index (bit) of the terrain.
+    cell_min, cell_max: ``(nz - 1, nx - 1) float64``
+        Lowest and highest corner of every cell (the early-outs of the casts).
+    """
+
+    heights: np.ndarray
+    x0: float
+    z0: float
+    dx: float
+    dz: float
+    layer: int
+    cell_min: np.ndarray
+    cell_max: np.ndarray
+
+    @staticmethod
+    def from_heights(heights: np.ndarray, x_min: float, z_min: float, x_max: float, z_max: float,
+                     layer: int = 0) -> "Heightfield":
+        """Wrap a ``(nz, nx)`` height grid spanning ``[x_min, x_max] x [z_min, z_max]``."""
+        h = np.ascontiguousarray(heights, dtype=np.float64)
+        if h.ndim != 2 or h.shape[0] < 2 or h.shape[1] < 2:
+            raise ValueError(f"heights must be a 2D grid of at least 2 x 2 samples, got shape {h.shape}")
+        if not np.all(np.isfinite(h)):
+            raise ValueError("heights contain non-finite values")
+        if not (x_max > x_min and z_max > z_min):
+            raise ValueError("the terrain rectangle must have x_max > x_min and z_max > z_min")
+        corners = np.stack([h[:-1, :-1], h[:-1, 1:], h[1:, :-1], h[1:, 1:]])
+        return Heightfield(
+            heights=h,
+            x0=float(x_min),
+            z0=float(z_min),
+            dx=(x_max - x_min) / (h.shape[1] - 1),
+            dz=(z_max - z_min) / (h.shape[0] - 1),
+            layer=int(layer),
+            cell_min=np.ascontiguousarray(corners.min(axis=0)),
+            cell_max=np.ascontiguousarray(corners.max(axis=0)),
+        )
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(nz, nx)`` samples."""
+        return self.heights.shape  # type: ignore[return-value]
+
+    @property
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lo, hi)`` corners of the terrain's bounding box, ``(3,)`` float64 each."""
+        nz, nx = self.heights.shape
+        lo = np.array([self.x0, self.heights.min(), self.z0])
+        hi = np.array([self.x0 + (nx - 1) * self.dx, self.heights.max(), self.z0 + (nz - 1) * self.dz])
+        return lo, hi
+
+    def height_and_normal_at(self, x, z) -> tuple[np.ndarray, np.ndarray]:
+        """Heights ``(n,)`` and unit normals ``(n, 3)`` at the points ``(x, z)`` (arrays or scalars);
+        the height is ``nan`` outside the rectangle."""
+        xs = np.ascontiguousarray(np.atleast_1d(x), dtype=np.float64).ravel()
+        zs = np.ascontiguousarray(np.atleast_1d(z), dtype=np.float64).ravel()
+        xs, zs = np.broadcast_arrays(xs, zs)
+        xs = np.ascontiguousarray(xs)
+        zs = np.ascontiguousarray(zs)
+        out_h = np.empty(xs.shape[0])
+        out_n = np.empty((xs.shape[0], 3))
+        _heights_and_normals(self.heights, self.x0, self.z0, self.dx, self.dz, xs, zs, out_h, out_n)
+        return out_h, out_n
+
+    def height_at(self, x, z):
+        """Surface height (metres) at ``(x, z)``; ``nan`` outside the rectangle.  Scalars give a float."""
+        h, _ = self.height_and_normal_at(x, z)
+        return float(h[0]) if np.ndim(x) == 0 and np.ndim(z) == 0 else h
+
+    def normal_at(self, x, z):
+        """Unit upward surface normal at ``(x, z)``: ``(3,)`` for scalars, else ``(n, 3)``."""
+        _, n = self.height_and_normal_at(x, z)
+        return n[0] if np.ndim(x) == 0 and np.ndim(z) == 0 else n

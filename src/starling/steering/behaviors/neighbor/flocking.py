@@ -1,0 +1,181 @@
+"""Cohesion, alignment and separation (seed 000, 6.4.5, eq. 6.9–6.14).
+
+Each follows the accumulator pattern of 6.4.2: a loop over the neighbours accumulates
+observability-weighted quantities (``q' = ⊕ g(self, neighbour)``), then the result is
+finished from the accumulator (``q = f(self, q')``). Every neighbour is weighted by
+o(d, α) = f_ip(d / r) · f_q2(2α / fov) so neighbours at the edge of vision have no
+influence; every desire is ``weight × activation`` with the activation in [0, 1], so a
+behaviour's maximum desire is its weight whatever the number of neighbours or radius.
+"""
+import math
+from typing import Literal, Optional
+
+from numba import prange
+from pydantic import Field
+
+from ...params import NeighborBehaviorParams
+from ...registry import behavior
+from ...shaping import f_q1, f_sep, observability
+from .common import no_opinion, pair
+
+
+class CohesionParams(NeighborBehaviorParams):
+    """Toward the observability-weighted centroid of the neighbours."""
+
+    kind: Literal["cohesion"] = "cohesion"
+    weight_direction: float = Field(0.3, ge=0, le=1)
+    activation_power: float = Field(2.0, gt=0, description="Power l of the f_q1 activation of the centroid distance.")
+
+
+@behavior("cohesion", kind="neighbor", params=CohesionParams)
+def cohesion(agents, others, neighbors, box, p, time, dt, out):
+    """dir = â, des = w f_q1(|a| / r) with a the offset to the weighted centroid (6.9–6.10)."""
+    r = p.max_distance
+    fov = math.radians(p.fov_deg)
+    for i in prange(neighbors.count.shape[0]):
+        sw = 0.0
+        ax = 0.0
+        ay = 0.0
+        az = 0.0
+        for q in range(neighbors.count[i]):
+            j = neighbors.index[i, q]
+            dx, dy, dz, d, alpha = pair(agents, others, box, i, j)
+            o = observability(d, alpha, r, fov, p.distance_power, p.angle_power)
+            sw += o
+            ax += o * dx
+            ay += o * dy
+            az += o * dz
+        if sw <= 0.0:
+            no_opinion(out, i)
+            continue
+        ax /= sw
+        ay /= sw
+        az /= sw
+        length = math.sqrt(ax * ax + ay * ay + az * az)
+        if length < 1e-9:
+            no_opinion(out, i)
+            continue
+        out.direction[i, 0] = ax / length
+        out.direction[i, 1] = ay / length
+        out.direction[i, 2] = az / length
+        out.direction_desire[i] = p.weight_direction * f_q1(length / r, p.activation_power)
+        out.speed[i] = 0.0
+        out.speed_desire[i] = 0.0
+
+
+class AlignmentParams(NeighborBehaviorParams):
+    """Match the neighbours' mean heading and mean speed."""
+
+    kind: Literal["alignment"] = "alignment"
+    weight_direction: float = Field(0.4, ge=0, le=1)
+    weight_speed: float = Field(0.2, ge=0, le=1)
+    max_speed: Optional[float] = Field(None, gt=0, description="s_max normalising the speed difference (default: the mover's max_speed), m/s.")
+    activation_power: float = Field(2.0, gt=0, description="Power l of both f_q1 activations.")
+
+
+@behavior("alignment", kind="neighbor", params=AlignmentParams)
+def alignment(agents, others, neighbors, box, p, time, dt, out):
+    """dir = Σ o v̂_j normalised, spd = Σ o |v_j| / Σ o (6.11–6.12)."""
+    r = p.max_distance
+    fov = math.radians(p.fov_deg)
+    for i in prange(neighbors.count.shape[0]):
+        sw = 0.0
+        ax = 0.0
+        ay = 0.0
+        az = 0.0
+        sb = 0.0
+        for q in range(neighbors.count[i]):
+            j = neighbors.index[i, q]
+            dx, dy, dz, d, alpha = pair(agents, others, box, i, j)
+            o = observability(d, alpha, r, fov, p.distance_power, p.angle_power)
+            if o <= 0.0:
+                continue
+            vx = others.velocity[j, 0]
+            vy = others.velocity[j, 1]
+            vz = others.velocity[j, 2]
+            s = math.sqrt(vx * vx + vy * vy + vz * vz)
+            sw += o
+            sb += o * s
+            if s > 1e-9:
+                ax += o * vx / s
+                ay += o * vy / s
+                az += o * vz / s
+        if sw <= 0.0:
+            no_opinion(out, i)
+            continue
+        b = sb / sw
+        cvx = agents.velocity[i, 0]
+        cvy = agents.velocity[i, 1]
+        cvz = agents.velocity[i, 2]
+        cs = math.sqrt(cvx * cvx + cvy * cvy + cvz * cvz)
+        length = math.sqrt(ax * ax + ay * ay + az * az)
+        if length < 1e-9:
+            out.direction[i, 0] = 0.0
+            out.direction[i, 1] = 0.0
+            out.direction[i, 2] = 0.0
+            out.direction_desire[i] = 0.0
+        else:
+            ux = ax / length
+            uy = ay / length
+            uz = az / length
+            # heading of the animal: its velocity, or its forward vector when at rest
+            hx, hy, hz = cvx, cvy, cvz
+            hs = cs
+            if hs < 1e-9:
+                hx = agents.forward[i, 0]
+                hy = agents.forward[i, 1]
+                hz = agents.forward[i, 2]
+                hs = math.sqrt(hx * hx + hy * hy + hz * hz)
+            theta = 0.0
+            if hs > 1e-9:
+                c = (hx * ux + hy * uy + hz * uz) / hs
+                theta = math.acos(min(1.0, max(-1.0, c)))
+            out.direction[i, 0] = ux
+            out.direction[i, 1] = uy
+            out.direction[i, 2] = uz
+            out.direction_desire[i] = p.weight_direction * f_q1(theta / math.pi, p.activation_power)
+        out.speed[i] = b
+        out.speed_desire[i] = p.weight_speed * f_q1(min(1.0, abs(b - cs) / p.max_speed), p.activation_power)
+
+
+class SeparationParams(NeighborBehaviorParams):
+    """Away from neighbours, urgently when one is close and in front."""
+
+    kind: Literal["separation"] = "separation"
+    weight_direction: float = Field(0.6, ge=0, le=1)
+    sep_k: float = Field(0.01, gt=0, description="k of f_sep (vertical squash).")
+    sep_power: float = Field(2.0, gt=0, description="l of f_sep (growth).")
+
+
+@behavior("separation", kind="neighbor", params=SeparationParams)
+def separation(agents, others, neighbors, box, p, time, dt, out):
+    """dir = Σ o (p_c − p_j)/|p_c − p_j| normalised, des = w f_sep(max o) (6.13–6.14)."""
+    r = p.max_distance
+    fov = math.radians(p.fov_deg)
+    for i in prange(neighbors.count.shape[0]):
+        u = 0.0
+        ax = 0.0
+        ay = 0.0
+        az = 0.0
+        for q in range(neighbors.count[i]):
+            j = neighbors.index[i, q]
+            dx, dy, dz, d, alpha = pair(agents, others, box, i, j)
+            o = observability(d, alpha, r, fov, p.distance_power, p.angle_power)
+            if o <= 0.0:
+                continue
+            if o > u:
+                u = o
+            if d > 1e-9:
+                ax -= o * dx / d
+                ay -= o * dy / d
+                az -= o * dz / d
+        length = math.sqrt(ax * ax + ay * ay + az * az)
+        if u <= 0.0 or length < 1e-9:
+            no_opinion(out, i)
+            continue
+        out.direction[i, 0] = ax / length
+        out.direction[i, 1] = ay / length
+        out.direction[i, 2] = az / length
+        out.direction_desire[i] = p.weight_direction * f_sep(u, p.sep_k, p.sep_power)
+        out.speed[i] = 0.0
+        out.speed_desire[i] = 0.0

@@ -1,0 +1,151 @@
+/** JSON messages exchanged with the server (mirrors starling/server/protocol.py and docs/protocol.md). */
+
+export type Vec3 = [number, number, number];
+
+export interface SpeciesInfo {
+  index: number;
+  name: string;
+  model: string;
+  color: string;
+  scale: number;
+}
+
+export interface Heightfield {
+  origin: [number, number];
+  size: [number, number];
+  resolution: [number, number];
+  heights: number[];
+  color?: string;
+}
+
+export interface Wave {
+  amplitude: number;
+  wavelength: number;
+  speed: number;
+  direction: [number, number];
+}
+
+export interface Water {
+  level: number;
+  bounds_min: [number, number];
+  bounds_max: [number, number];
+  color?: string;
+  waves?: Wave[];
+}
+
+export interface Obstacle {
+  shape: "box" | "sphere" | "cylinder";
+  center: Vec3;
+  size?: Vec3;
+  radius?: number;
+  height?: number;
+  rotation_deg?: Vec3;
+  color?: string;
+}
+
+export interface Environment {
+  terrain?: Heightfield;
+  water?: Water;
+  obstacles?: Obstacle[];
+}
+
+export interface SceneMessage {
+  type: "scene";
+  scenario: string;
+  scenarios: string[];
+  dt: number;
+  species: SpeciesInfo[];
+  world: { bounds_min: Vec3; bounds_max: Vec3 };
+  environment: Environment | null;
+  player: Record<string, boolean>;
+}
+
+export interface SpeciesMetrics {
+  count?: number;
+  polarization?: number | null;
+  milling?: number | null;
+  nn_distance?: number | null;
+  [key: string]: number | null | undefined;
+}
+
+export interface StatusMessage {
+  type: "status";
+  scenario: string;
+  loading: boolean;
+  error: string | null;
+  step: number;
+  time: number;
+  dt: number;
+  paused: boolean;
+  mode: "realtime" | "fast";
+  speed: number;
+  steps_per_s: number;
+  frames_per_s: number;
+  step_ms: number;
+  encode_ms: number;
+  metrics_ms: number;
+  frame_bytes: number;
+  counts: Record<string, number>;
+  metrics: Record<string, SpeciesMetrics>;
+}
+
+export interface BehaviorResult {
+  name: string;
+  kind: string;
+  direction: Vec3;
+  direction_desire: number;
+  speed: number;
+  speed_desire: number;
+  priority: number;
+}
+
+export interface InspectMessage {
+  type: "inspect";
+  alive: boolean;
+  species: string;
+  uid: number;
+  step?: number;
+  position?: Vec3;
+  velocity?: Vec3;
+  speed?: number;
+  state?: string | null;
+  components?: Record<string, number | null>;
+  neighbors?: { species: string; uid: number }[];
+  behaviors?: BehaviorResult[];
+  desired_velocity?: Vec3;
+  fov_deg?: number;
+  view_distance?: number;
+}
+
+export interface ErrorMessage {
+  type: "error";
+  message: string;
+  field?: string;
+}
+
+export interface AckMessage {
+  type: "ack";
+  action: string;
+  result?: unknown;
+}
+
+export interface PongMessage {
+  type: "pong";
+  id: number;
+}
+
+export type ServerMessage = SceneMessage | StatusMessage | InspectMessage | ErrorMessage | AckMessage | PongMessage;
+
+export type ClientMessage =
+  | { type: "pause" }
+  | { type: "resume" }
+  | { type: "step"; n: number }
+  | { type: "speed"; multiplier: number }
+  | { type: "mode"; mode: "realtime" | "fast" }
+  | { type: "select"; species: string; uid: number }
+  | { type: "deselect" }
+  | { type: "scenario"; name: string; seed?: number | null }
+  | { type: "fire"; origin: Vec3; direction: Vec3 }
+  | { type: "throw_apple"; origin: Vec3; velocity: Vec3 }
+  | { type: "move_player"; position: Vec3; direction?: Vec3 | null }
+  | { type: "ping"; id: number };

@@ -1,0 +1,271 @@
+/**
+ * One instanced draw call per species, fed straight from the binary frames.
+ *
+ * `update` dequantises a frame's species block into the instance attribute
+ * arrays in a single pass (position, quaternion, speed, highlight, phase) and,
+ * for swimmers, measures each animal's path curvature from the change of its
+ * heading since the previous frame (kept per uid, because the simulation may
+ * reorder animals between steps). Only the used part of each attribute is
+ * re-uploaded.
+ */
+import * as THREE from "three";
+import { SPEED_UNIT, unpackQuaternion, type SpeciesBlock } from "../protocol/frame";
+import type { SpeciesInfo } from "../protocol/messages";
+import { animalFragment, animalVertex } from "./shaders";
+import { buildModel, Motion, type AnimalModel } from "./models";
+
+/** Above this many animals a species switches to its lite model (below LITE_OFF it switches back). */
+export const LITE_ON = 20000;
+const LITE_OFF = 15000;
+/** Uids up to this bound are looked up in flat arrays; larger ones are too sparse to index. */
+const MAX_INDEXED_UID = 1 << 24;
+
+export const Highlight = { None: 0, Neighbor: 1, Selected: 2 } as const;
+
+export class SpeciesLayer {
+  readonly mesh: THREE.Mesh;
+  readonly geometry = new THREE.InstancedBufferGeometry();
+  readonly material: THREE.ShaderMaterial;
+  model: AnimalModel;
+  lite = false;
+  count = 0;
+  capacity = 0;
+  positions = new Float32Array(0);
+  quaternions = new Float32Array(0);
+  uids = new Uint32Array(0);
+  private anim = new Float32Array(0);
+  private phase = new Float32Array(0);
+  private attrs: Record<string, THREE.InstancedBufferAttribute> = {};
+  private uidIndex = new Int32Array(0);
+  private highlights = new Map<number, number>();
+  // Swimmer history, indexed by uid: last forward, last position, smoothed curvature, seen flag.
+  private histFwd = new Float32Array(0);
+  private histPos = new Float32Array(0);
+  private histCurv = new Float32Array(0);
+  private histSeen = new Uint8Array(0);
+
+  constructor(readonly info: SpeciesInfo, lightUniforms: Record<string, THREE.IUniform>) {
+    this.model = buildModel(info.model, false);
+    this.material = new THREE.ShaderMaterial({
+      vertexShader: animalVertex,
+      fragmentShader: animalFragment,
+      uniforms: {
+        ...lightUniforms,
+        uColor: { value: new THREE.Color(info.color) },
+        uScale: { value: Math.max(info.scale, 1e-3) },
+        uTime: { value: 0 },
+        uHeadZ: { value: this.model.headZ },
+        uLength: { value: this.model.length },
+        uMotion: { value: this.model.motion },
+        uPattern: { value: info.model === "zebra" ? 1 : 0 },
+      },
+    });
+    this.setBaseGeometry(this.model);
+    this.mesh = new THREE.Mesh(this.geometry, this.material);
+    this.mesh.frustumCulled = false;
+    this.mesh.name = `species:${info.name}`;
+    this.grow(64);
+  }
+
+  get swims(): boolean {
+    return this.model.motion === Motion.Swimmer || this.model.motion === Motion.Shark;
+  }
+
+  private setBaseGeometry(model: AnimalModel): void {
+    for (const name of ["position", "aRig", "aColor"]) {
+      this.geometry.setAttribute(name, model.geometry.getAttribute(name));
+    }
+    this.model = model;
+  }
+
+  private grow(needed: number): void {
+    const capacity = Math.max(needed, Math.ceil(this.capacity * 1.5), 64);
+    const keep = (old: Float32Array, size: number) => {
+      const next = new Float32Array(capacity * size);
+      next.set(old.subarray(0, Math.min(old.length, next.length)));
+      return next;
+    };
+    this.positions = keep(this.positions, 3);
+    this.quaternions = keep(this.quaternions, 4);
+    this.anim = keep(this.anim, 4);
+    this.phase = keep(this.phase, 1);
+    const uids = new Uint32Array(capacity);
+    uids.set(this.uids.subarray(0, Math.min(this.uids.length, capacity)));
+    this.uids = uids;
+    const make = (name: string, array: Float32Array, size: number) => {
+      const attr = new THREE.InstancedBufferAttribute(array, size);
+      attr.setUsage(THREE.DynamicDrawUsage);
+      this.geometry.setAttribute(name, attr);
+      this.attrs[name] = attr;
+    };
+    make("iPos", this.positions, 3);
+    make("iQuat", this.quaternions, 4);
+    make("iAnim", this.anim, 4);
+    make("iPhase", this.phase, 1);
+    this.capacity = capacity;
+  }
+
+  private ensureHistory(maxUid: number): void {
+    if (maxUid < this.histSeen.length || maxUid >= MAX_INDEXED_UID) return;
+    const size = Math.min(MAX_INDEXED_UID, Math.max(maxUid + 1, this.histSeen.length * 2, 1024));
+    const grow = (old: Float32Array, k: number) => {
+      const next = new Float32Array(size * k);
+      next.set(old);
+      return next;
+    };
+    this.histFwd = grow(this.histFwd, 3);
+    this.histPos = grow(this.histPos, 3);
+    this.histCurv = grow(this.histCurv, 2);
+    const seen = new Uint8Array(size);
+    seen.set(this.histSeen);
+    this.histSeen = seen;
+  }
+
+  /** Copy one frame's block into the instance attributes. */
+  update(block: SpeciesBlock): void {
+    const n = block.count;
+    if (n > this.capacity) this.grow(n);
+    if (!this.lite && n > LITE_ON) {
+      this.lite = true;
+      this.setBaseGeometry(buildModel(this.info.model, true));
+    } else if (this.lite && n < LITE_OFF) {
+      this.lite = false;
+      this.setBaseGeometry(buildModel(this.info.model, false));
+    }
+    // Forget the previous frame's uid → index entries, then record this frame's.
+    const index = this.uidIndex;
+    for (let i = 0; i < this.count; i++) {
+      const u = this.uids[i];
+      if (u < index.length) index[u] = -1;
+    }
+    let maxUid = 0;
+    const src = block.uids;
+    for (let i = 0; i < n; i++) if (src[i] > maxUid) maxUid = src[i];
+    if (maxUid >= index.length && maxUid < MAX_INDEXED_UID) {
+      const next = new Int32Array(Math.min(MAX_INDEXED_UID, Math.max(maxUid + 1, index.length * 2, 1024))).fill(-1);
+      this.uidIndex = next;
+    }
+    const swims = this.swims;
+    if (swims) this.ensureHistory(maxUid);
+    const uidIndex = this.uidIndex;
+    const pos = this.positions, quat = this.quaternions, anim = this.anim, phase = this.phase, uids = this.uids;
+    const q = block.positions, rot = block.rotations, spd = block.speeds;
+    const [x0, y0, z0] = block.boundsMin;
+    const sx = (block.boundsMax[0] - x0) / 65535;
+    const sy = (block.boundsMax[1] - y0) / 65535;
+    const sz = (block.boundsMax[2] - z0) / 65535;
+    const hf = this.histFwd, hp = this.histPos, hc = this.histCurv, hs = this.histSeen;
+    const minStep = 1e-3 * this.info.scale;
+    for (let i = 0; i < n; i++) {
+      const i3 = 3 * i, i4 = 4 * i;
+      const px = x0 + q[i3] * sx, py = y0 + q[i3 + 1] * sy, pz = z0 + q[i3 + 2] * sz;
+      pos[i3] = px; pos[i3 + 1] = py; pos[i3 + 2] = pz;
+      unpackQuaternion(rot[i], quat, i4);
+      const u = src[i];
+      uids[i] = u;
+      if (u < uidIndex.length) uidIndex[u] = i;
+      phase[i] = (u * 0.6180339887) % 1;
+      anim[i4] = spd[i] * SPEED_UNIT;
+      anim[i4 + 3] = 0;
+      if (swims && u < hs.length) {
+        const x = quat[i4], y = quat[i4 + 1], z = quat[i4 + 2], w = quat[i4 + 3];
+        const fx = 2 * (x * z + w * y), fy = 2 * (y * z - w * x), fz = 1 - 2 * (x * x + y * y);
+        const u3 = 3 * u, u2 = 2 * u;
+        if (hs[u]) {
+          const dx = px - hp[u3], dy = py - hp[u3 + 1], dz = pz - hp[u3 + 2];
+          const dist = Math.sqrt(dx * dx + dy * dy + dz * dz);
+          if (dist > minStep) {
+            const dfx = fx - hf[u3], dfy = fy - hf[u3 + 1], dfz = fz - hf[u3 + 2];
+            // Local side (+X) and up (+Y) axes of the current orientation.
+            const rx = 1 - 2 * (y * y + z * z), ry = 2 * (x * y + w * z), rz = 2 * (x * z - w * y);
+            const ux = 2 * (x * y - w * z), uy = 1 - 2 * (x * x + z * z), uz = 2 * (y * z + w * x);
+            const kYaw = (dfx * rx + dfy * ry + dfz * rz) / dist;
+            const kPitch = (dfx * ux + dfy * uy + dfz * uz) / dist;
+            hc[u2] = 0.6 * hc[u2] + 0.4 * (Number.isFinite(kYaw) ? kYaw : 0);
+            hc[u2 + 1] = 0.6 * hc[u2 + 1] + 0.4 * (Number.isFinite(kPitch) ? kPitch : 0);
+            hp[u3] = px; hp[u3 + 1] = py; hp[u3 + 2] = pz;
+            hf[u3] = fx; hf[u3 + 1] = fy; hf[u3 + 2] = fz;
+          }
+        } else {
+          hs[u] = 1;
+          hc[u2] = 0; hc[u2 + 1] = 0;
+          hp[u3] = px; hp[u3 + 1] = py; hp[u3 + 2] = pz;
+          hf[u3] = fx; hf[u3 + 1] = fy; hf[u3 + 2] = fz;
+        }
+        anim[i4 + 1] = hc[u2];
+        anim[i4 + 2] = hc[u2 + 1];
+      } else {
+        anim[i4 + 1] = 0;
+        anim[i4 + 2] = 0;
+      }
+    }
+    this.count = n;
+    for (const [u, level] of this.highlights) {
+      const i = this.indexOf(u);
+      if (i >= 0) anim[4 * i + 3] = level;
+    }
+    this.geometry.instanceCount = n;
+    for (const [name, size] of [["iPos", 3], ["iQuat", 4], ["iAnim", 4], ["iPhase", 1]] as const) {
+      const attr = this.attrs[name];
+      attr.clearUpdateRanges();
+      attr.addUpdateRange(0, Math.max(1, n * size));
+      attr.needsUpdate = true;
+    }
+  }
+
+  /** Current instance index of an animal, or -1 if it is not in the latest frame. */
+  indexOf(uid: number): number {
+    if (uid < this.uidIndex.length) return this.uidIndex[uid];
+    for (let i = 0; i < this.count; i++) if (this.uids[i] === uid) return i;
+    return -1;
+  }
+
+  setHighlights(levels: Map<number, number>): void {
+    for (const [u] of this.highlights) {
+      const i = this.indexOf(u);
+      if (i >= 0) this.anim[4 * i + 3] = 0;
+    }
+    this.highlights = levels;
+    for (const [u, level] of levels) {
+      const i = this.indexOf(u);
+      if (i >= 0) this.anim[4 * i + 3] = level;
+    }
+    const attr = this.attrs.iAnim;
+    attr.clearUpdateRanges();
+    attr.addUpdateRange(0, Math.max(1, this.count * 4));
+    attr.needsUpdate = true;
+  }
+
+  /**
+   * The animal closest to a ray, measured against a tolerance that grows with
+   * distance (a few pixels' worth) so that small, far animals can still be clicked.
+   */
+  pick(ray: THREE.Ray, pixelAngle: number): { index: number; uid: number; distance: number; score: number } | null {
+    const o = ray.origin, d = ray.direction, pos = this.positions;
+    const body = this.info.scale * 0.6;
+    let best = -1, bestScore = Infinity, bestT = 0;
+    for (let i = 0; i < this.count; i++) {
+      const px = pos[3 * i] - o.x, py = pos[3 * i + 1] - o.y, pz = pos[3 * i + 2] - o.z;
+      const t = px * d.x + py * d.y + pz * d.z;
+      if (t <= 0) continue;
+      const ex = px - t * d.x, ey = py - t * d.y, ez = pz - t * d.z;
+      const miss = Math.sqrt(ex * ex + ey * ey + ez * ez);
+      const tolerance = body + t * pixelAngle * 6;
+      if (miss > tolerance) continue;
+      const score = miss / tolerance + t * 1e-6;
+      if (score < bestScore) {
+        bestScore = score; best = i; bestT = t;
+      }
+    }
+    return best < 0 ? null : { index: best, uid: this.uids[best], distance: bestT, score: bestScore };
+  }
+
+  setTime(t: number): void {
+    this.material.uniforms.uTime.value = t;
+  }
+
+  dispose(): void {
+    this.geometry.dispose();
+    this.material.dispose();
+  }
+}

@@ -1,0 +1,284 @@
+/**
+ * GLSL for the animals and the water.
+ *
+ * Animals are drawn with one instanced draw call per species. Each instance
+ * carries its position, orientation quaternion and an animation vector; all
+ * limb motion happens here so the CPU only streams the simulation's numbers:
+ *  - flyers flap their wings about the wing roots;
+ *  - walkers swing their legs in a trot whose amplitude follows their speed;
+ *  - swimmers bend their whole body along the path the head has travelled
+ *    (seed 004, §2). The head's recent path is approximated by a circular arc
+ *    with the instance's measured curvature (yaw and pitch, from the change of
+ *    heading between frames): a vertex `s` behind the head is placed on that arc
+ *    `s` back from the head and turned with the heading the head had there,
+ *    which is what placing spine bones on the trajectory gives for a steady
+ *    turn. Sharks add the side-to-side sinusoid the seed describes on top.
+ * Facets are shaded flat from screen-space derivatives, which stays correct
+ * after the vertex shader has bent the mesh.
+ */
+
+const common = /* glsl */ `
+vec3 qrot(vec4 q, vec3 v) {
+  vec3 t = 2.0 * cross(q.xyz, v);
+  return v + q.w * t + cross(q.xyz, t);
+}
+`;
+
+export const animalVertex = /* glsl */ `
+attribute vec4 aRig;
+attribute vec4 aColor;
+attribute vec3 iPos;
+attribute vec4 iQuat;
+attribute vec4 iAnim;
+attribute float iPhase;
+
+uniform float uScale;
+uniform float uTime;
+uniform float uHeadZ;
+uniform float uLength;
+uniform int uMotion;
+
+varying vec3 vViewPosition;
+varying vec3 vColor;
+varying float vTint;
+varying float vHighlight;
+varying vec3 vModel;
+${common}
+
+vec3 rotateX(vec3 p, vec3 pivot, float a) {
+  vec3 d = p - pivot; float c = cos(a), s = sin(a);
+  return pivot + vec3(d.x, c * d.y - s * d.z, s * d.y + c * d.z);
+}
+vec3 rotateZ(vec3 p, vec3 pivot, float a) {
+  vec3 d = p - pivot; float c = cos(a), s = sin(a);
+  return pivot + vec3(c * d.x - s * d.y, s * d.x + c * d.y, d.z);
+}
+vec3 rotateY(vec3 p, vec3 pivot, float a) {
+  vec3 d = p - pivot; float c = cos(a), s = sin(a);
+  return pivot + vec3(c * d.x + s * d.z, d.y, -s * d.x + c * d.z);
+}
+
+// Place (side, z) on an arc of curvature k (per model unit) that ends at the head
+// going +z and curves toward +side; returns the new (side, z).
+vec2 alongPath(float side, float z, float k) {
+  float s = max(uHeadZ - z, 0.0);
+  float a = k * s;
+  float c = cos(a), sn = sin(a);
+  float spineSide = abs(k) < 1e-4 ? 0.5 * k * s * s : (1.0 - c) / k;
+  float spineZ = abs(k) < 1e-4 ? uHeadZ - s : uHeadZ - sn / k;
+  return vec2(spineSide + side * c, spineZ + side * sn);
+}
+
+void main() {
+  vec3 p = position;
+  int part = int(aRig.x + 0.5);
+  vec3 pivot = aRig.yzw;
+  float speed = iAnim.x;
+  float phase = iPhase * 6.2831853;
+  float rate = 0.85 + 0.3 * fract(iPhase * 7.31);
+
+  if (uMotion == 1) {
+    // Flyers: wing beat about the root; slower, shallower beats when gliding fast.
+    float beat = sin(uTime * 6.0 * 6.2831853 * rate / max(sqrt(uScale), 0.5) + phase);
+    float amp = 0.75;
+    if (part == 1) p = rotateZ(p, pivot, beat * amp);
+    else if (part == 2) p = rotateZ(p, pivot, -beat * amp);
+    else if (part == 7) p = rotateX(p, pivot, 0.15 * beat);
+  } else if (uMotion == 2 || uMotion == 3) {
+    // Swimmers: body follows the head's arc, plus a travelling tail wave.
+    float kYaw = iAnim.y * uScale;
+    float kPitch = iAnim.z * uScale;
+    float limit = 2.2 / uLength;
+    kYaw = clamp(kYaw, -limit, limit);
+    kPitch = clamp(kPitch, -limit, limit);
+    float s = max(uHeadZ - p.z, 0.0) / uLength;
+    bool shark = uMotion == 3;
+    float amp = (shark ? 0.07 : 0.09) * (0.35 + 0.65 * min(speed / (2.0 * uScale), 1.5));
+    float wave = sin(6.2831853 * (uTime * (shark ? 1.1 : 2.4) * rate - s * (shark ? 0.8 : 1.1)) + phase);
+    p.x += amp * s * s * wave * uLength;
+    vec2 xz = alongPath(p.x, p.z, kYaw);
+    p.x = xz.x; p.z = xz.y;
+    vec2 yz = alongPath(p.y, p.z, kPitch);
+    p.y = yz.x; p.z = yz.y;
+  } else if (uMotion == 4) {
+    // Walkers: trot (diagonal legs together), amplitude from speed; tails and ears sway.
+    float gait = min(speed / (1.2 * uScale), 1.0);
+    float t = uTime * 6.2831853 * 1.6 * rate / max(sqrt(uScale), 0.6) + phase;
+    if (part == 3 || part == 6) p = rotateX(p, pivot, 0.55 * gait * sin(t));
+    else if (part == 4 || part == 5) p = rotateX(p, pivot, -0.55 * gait * sin(t));
+    else if (part == 7) p = rotateY(p, pivot, 0.35 * sin(0.5 * t + 1.3));
+    else if (part == 8) p = rotateX(p, pivot, 0.12 * sin(0.37 * uTime * 6.2831853 + phase));
+    else if (part == 9) p = rotateX(p, pivot, 0.18 * sin(0.4 * t));
+  }
+
+  vModel = p;
+  vec3 world = iPos + qrot(iQuat, p * uScale);
+  vec4 mv = viewMatrix * vec4(world, 1.0);
+  vViewPosition = -mv.xyz;
+  vColor = aColor.rgb;
+  vTint = aColor.a;
+  vHighlight = iAnim.w;
+  gl_Position = projectionMatrix * mv;
+}
+`;
+
+const lighting = /* glsl */ `
+uniform vec3 uSunView;
+uniform vec3 uUpView;
+uniform vec3 uSunColor;
+uniform vec3 uSkyColor;
+uniform vec3 uGroundColor;
+uniform vec3 uFogColor;
+uniform float uFogNear;
+uniform float uFogFar;
+
+vec3 shade(vec3 base, vec3 n, vec3 viewPos) {
+  float hemi = 0.5 + 0.5 * dot(n, uUpView);
+  vec3 ambient = mix(uGroundColor, uSkyColor, hemi);
+  float diffuse = max(dot(n, uSunView), 0.0);
+  vec3 v = normalize(viewPos);
+  float rim = pow(1.0 - max(dot(n, v), 0.0), 3.0);
+  return base * (ambient * 0.75 + uSunColor * diffuse) + rim * 0.12 * uSkyColor;
+}
+
+vec3 fog(vec3 color, float dist) {
+  return mix(color, uFogColor, smoothstep(uFogNear, uFogFar, dist));
+}
+`;
+
+export const animalFragment = /* glsl */ `
+uniform vec3 uColor;
+uniform int uPattern;
+uniform float uTime;
+varying vec3 vViewPosition;
+varying vec3 vColor;
+varying float vTint;
+varying float vHighlight;
+varying vec3 vModel;
+${lighting}
+
+void main() {
+  vec3 n = normalize(cross(dFdx(vViewPosition), dFdy(vViewPosition)));
+  vec3 base = vTint > 0.5 ? uColor * vColor : vColor;
+  if (uPattern == 1 && vTint > 0.5) {
+    // Zebra: stripes slanted along the body.
+    float stripe = step(0.5, fract(vModel.z * 9.0 + vModel.y * 4.0 + sin(vModel.y * 11.0) * 0.3));
+    base *= mix(0.08, 1.0, stripe);
+  }
+  base *= mix(0.82, 1.08, smoothstep(-0.15, 0.25, vModel.y - 0.02));
+  vec3 color = shade(base, n, vViewPosition);
+  if (vHighlight > 1.5) {
+    float pulse = 0.5 + 0.5 * sin(uTime * 8.0);
+    color = mix(color, vec3(1.0, 0.78, 0.2), 0.55 + 0.2 * pulse);
+  } else if (vHighlight > 0.5) {
+    color = mix(color, vec3(0.25, 0.85, 1.0), 0.6);
+  }
+  color = fog(color, length(vViewPosition));
+  gl_FragColor = linearToOutputTexel(vec4(color, 1.0));
+}
+`;
+
+/** Largest number of waves the water shader sums (seed 004 uses 16). */
+export const MAX_WAVES = 16;
+
+const waveField = /* glsl */ `
+#define MAX_WAVES ${MAX_WAVES}
+uniform float uTime;
+uniform int uWaveCount;
+uniform vec2 uWaveDir[MAX_WAVES];
+uniform vec3 uWave[MAX_WAVES];   // amplitude, spatial angular frequency, temporal angular frequency
+uniform float uLateral;
+
+// Height of the summed exp-sine waves, psi_i = A (exp(sin(theta)) - exp(-1)),
+// and its analytic gradient d/dx, d/dz = A k d cos(theta) exp(sin(theta)).
+vec3 waves(vec2 p) {
+  float h = 0.0;
+  vec2 g = vec2(0.0);
+  for (int i = 0; i < MAX_WAVES; i++) {
+    if (i >= uWaveCount) break;
+    vec3 w = uWave[i];
+    float theta = w.y * dot(p, uWaveDir[i]) + w.z * uTime;
+    float e = exp(sin(theta));
+    h += w.x * (e - 0.36787944);
+    g += w.x * w.y * uWaveDir[i] * cos(theta) * e;
+  }
+  return vec3(h, g);
+}
+
+// Seed 004, 3.2: sample the field where the point "came from" under the lateral
+// motion, p~ = p - alpha * grad(p), so crests gather without moving vertices.
+vec3 surface(vec2 p) {
+  vec3 first = waves(p);
+  return waves(p - uLateral * first.yz);
+}
+`;
+
+export const waterVertex = /* glsl */ `
+uniform float uLevel;
+varying vec3 vWorld;
+varying vec3 vViewPosition;
+${waveField}
+
+void main() {
+  vec2 p = (modelMatrix * vec4(position, 1.0)).xz;
+  float h = surface(p).x;
+  vec4 world = vec4(p.x, uLevel + h, p.y, 1.0);
+  vWorld = world.xyz;
+  vec4 mv = viewMatrix * world;
+  vViewPosition = -mv.xyz;
+  gl_Position = projectionMatrix * mv;
+}
+`;
+
+export const waterFragment = /* glsl */ `
+uniform vec3 uDeep;
+uniform vec3 uShallow;
+uniform vec3 uSunWorld;
+uniform vec3 uSkyTop;
+uniform float uOpacity;
+varying vec3 vWorld;
+varying vec3 vViewPosition;
+${waveField}
+${lighting}
+
+void main() {
+  vec3 s = surface(vWorld.xz);
+  // Tangents (1, dh/dx, 0) and (0, dh/dz, 1): their cross product is the normal.
+  vec3 n = normalize(vec3(-s.y, 1.0, -s.z));
+  vec3 toEye = normalize(cameraPosition - vWorld);
+  if (dot(toEye, n) < 0.0) n = -n;
+  float fresnel = 0.04 + 0.96 * pow(1.0 - max(dot(n, toEye), 0.0), 5.0);
+  vec3 body = mix(uDeep, uShallow, clamp(0.5 + 2.0 * s.x, 0.0, 1.0));
+  vec3 reflected = reflect(-toEye, n);
+  vec3 sky = mix(uFogColor, uSkyTop, clamp(reflected.y, 0.0, 1.0));
+  vec3 color = mix(body, sky, fresnel);
+  float spec = pow(max(dot(reflected, normalize(uSunWorld)), 0.0), 180.0);
+  color += uSunColor * spec * 2.0;
+  color = fog(color, length(vViewPosition));
+  gl_FragColor = linearToOutputTexel(vec4(color, mix(uOpacity, 1.0, fresnel)));
+}
+`;
+
+export const skyVertex = /* glsl */ `
+varying vec3 vDir;
+void main() {
+  vDir = normalize(position);
+  vec4 p = projectionMatrix * mat4(mat3(viewMatrix)) * vec4(position, 1.0);
+  gl_Position = p.xyww;
+}
+`;
+
+export const skyFragment = /* glsl */ `
+uniform vec3 uTop;
+uniform vec3 uHorizon;
+uniform vec3 uBottom;
+uniform vec3 uSunWorld;
+varying vec3 vDir;
+void main() {
+  float y = vDir.y;
+  vec3 c = y > 0.0 ? mix(uHorizon, uTop, pow(y, 0.6)) : mix(uHorizon, uBottom, pow(-y, 0.5));
+  float sun = pow(max(dot(vDir, normalize(uSunWorld)), 0.0), 400.0);
+  c += vec3(1.0, 0.9, 0.7) * sun * 1.5;
+  gl_FragColor = linearToOutputTexel(vec4(c, 1.0));
+}
+`;
