@@ -17,7 +17,7 @@ from typing import Iterable, Optional, Union
 import numpy as np
 
 from .config import load_scenario_config
-from .metrics import milling, nearest_neighbor_distance, polarization
+from .metrics import local_polarization, milling, nearest_neighbor_distance, polarization
 from .steering import registry
 from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline
 from .world import Population, World
@@ -151,6 +151,7 @@ class Simulation:
                 "count": int(pop.n),
                 "polarization": polarization(pop.velocity),
                 "milling": milling(pop.position, pop.velocity),
+                "local_polarization": local_polarization(pop.position, pop.velocity, sample=nn_sample),
                 "nn_distance": nearest_neighbor_distance(pop.position, sample=nn_sample),
                 "mean_speed": float(np.linalg.norm(pop.velocity, axis=1).mean()) if pop.n else 0.0,
             }

@@ -1,4 +1,4 @@
 """Metrics of collective motion: order parameters, neighbour statistics."""
-from .order import milling, nearest_neighbor_distance, polarization
+from .order import local_polarization, milling, nearest_neighbor_distance, polarization
 
-__all__ = ["polarization", "milling", "nearest_neighbor_distance"]
+__all__ = ["local_polarization", "polarization", "milling", "nearest_neighbor_distance"]

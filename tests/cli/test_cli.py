@@ -1,0 +1,66 @@
+"""The command line: JSON output, validation exit codes, errors without tracebacks."""
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from starling.cli import app
+
+runner = CliRunner()
+
+
+def test_run_json_prints_the_documented_object():
+    result = runner.invoke(app, ["run", "flock", "--steps", "20", "--json", "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    assert set(data) == {"scenario", "steps", "seed", "wall_s", "step_ms", "species", "health"}
+    assert data["scenario"] == "flock" and data["steps"] == 20 and data["seed"] == 3
+    assert set(data["step_ms"]) == {"median", "p95"}
+    assert set(data["species"]["bird"]) == {"alive", "mean_speed", "polarization"}
+    assert data["health"]["nan"] == 0
+
+
+def test_run_accepts_overrides():
+    result = runner.invoke(app, ["run", "flock", "--steps", "2", "--json", "--set", "species.bird.count=50"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout.strip().splitlines()[-1])["species"]["bird"]["alive"] == 50
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "flock", "--set", "species.bird.count=-1"], "species.0.count: Input should be greater than or equal to 0"),
+    (["run", "flock", "--set", "species.0.groups.0.query.max_distance=-5"], "species.0.groups.0.query.max_distance: Input should be greater than 0"),
+    (["run", "flock", "--set", "species.0.behaviors.0.kind=teleport"], "species.0.behaviors.0.kind: unknown kind 'teleport'"),
+    (["run", "no-such-scenario"], "no scenario file or built-in named 'no-such-scenario'"),
+    (["run", "flock", "--set", "oops"], "is not path=value"),
+])
+def test_bad_input_is_one_clear_line_and_exit_2(args, message):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_validate_exit_codes(tmp_path):
+    good = runner.invoke(app, ["validate", "flock"])
+    assert good.exit_code == 0 and "valid" in good.output
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[species]]\nname = "x"\ncount = "lots"\n[[species.behaviors]]\nkind = "nope"\n')
+    result = runner.invoke(app, ["validate", str(bad)])
+    assert result.exit_code == 2
+    lines = [l for l in result.output.splitlines() if l.strip().startswith("species")]
+    assert lines == [
+        "species.0.count: Input should be a valid integer, unable to parse string as an integer",
+        "species.0.behaviors.0.kind: unknown kind 'nope'; expected one of 'align_up', 'follow_path', 'go_forward', 'homing', 'keep_height', 'multi_homing', 'wandering'",
+    ] or len(lines) == 2
+
+
+def test_schema_and_scenarios_list():
+    schema = runner.invoke(app, ["schema"])
+    assert schema.exit_code == 0 and json.loads(schema.stdout)["title"] == "ScenarioConfig"
+    listing = runner.invoke(app, ["scenarios"])
+    assert listing.exit_code == 0 and "flock" in listing.output
+
+
+def test_bad_option_values_are_usage_errors_not_tracebacks():
+    result = runner.invoke(app, ["run", "flock", "--steps", "many"])
+    assert result.exit_code == 2 and "Traceback" not in result.output

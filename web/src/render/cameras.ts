@@ -1,0 +1,132 @@
+/**
+ * Three ways to look: `orbit` (OrbitControls around a target), `fly` (free
+ * WASD + drag-to-look, for getting inside a flock) and `follow` (a chase camera
+ * behind the selected animal, smoothed so that its jitter does not shake the view).
+ */
+import * as THREE from "three";
+import { OrbitControls } from "three/addons/controls/OrbitControls.js";
+
+export type CameraMode = "orbit" | "fly" | "follow";
+
+export interface FollowTarget {
+  position: THREE.Vector3;
+  quaternion: THREE.Quaternion;
+  scale: number;
+}
+
+export class CameraRig {
+  readonly orbit: OrbitControls;
+  mode: CameraMode = "orbit";
+  private readonly keys = new Set<string>();
+  private yaw = 0;
+  private pitch = 0;
+  private dragging = false;
+  private lastX = 0;
+  private lastY = 0;
+  flySpeed = 20;
+  followDistance = 8;
+  private readonly followPos = new THREE.Vector3();
+  private followInit = false;
+  /** Set to true by the app while keys belong to player mode. */
+  keysCaptured = false;
+
+  constructor(private readonly camera: THREE.PerspectiveCamera, private readonly dom: HTMLElement) {
+    this.orbit = new OrbitControls(camera, dom);
+    this.orbit.enableDamping = true;
+    this.orbit.dampingFactor = 0.08;
+    this.orbit.maxPolarAngle = Math.PI * 0.495;
+    window.addEventListener("keydown", (e) => {
+      if (isTyping(e)) return;
+      this.keys.add(e.code);
+    });
+    window.addEventListener("keyup", (e) => this.keys.delete(e.code));
+    window.addEventListener("blur", () => this.keys.clear());
+    dom.addEventListener("pointerdown", (e) => {
+      if (this.mode !== "fly") return;
+      this.dragging = true;
+      this.lastX = e.clientX;
+      this.lastY = e.clientY;
+    });
+    window.addEventListener("pointerup", () => { this.dragging = false; });
+    window.addEventListener("pointermove", (e) => {
+      if (!this.dragging || this.mode !== "fly") return;
+      this.yaw -= (e.clientX - this.lastX) * 0.004;
+      this.pitch = THREE.MathUtils.clamp(this.pitch - (e.clientY - this.lastY) * 0.004, -1.5, 1.5);
+      this.lastX = e.clientX;
+      this.lastY = e.clientY;
+    });
+    dom.addEventListener("wheel", (e) => {
+      if (this.mode === "fly") this.flySpeed = THREE.MathUtils.clamp(this.flySpeed * (e.deltaY > 0 ? 0.85 : 1.18), 0.5, 2000);
+      if (this.mode === "follow") this.followDistance = THREE.MathUtils.clamp(this.followDistance * (e.deltaY > 0 ? 1.12 : 0.89), 0.5, 5000);
+    }, { passive: true });
+  }
+
+  /** Point the orbit camera at a box so that all of it is in view. */
+  frame(min: THREE.Vector3, max: THREE.Vector3): void {
+    const center = new THREE.Vector3().addVectors(min, max).multiplyScalar(0.5);
+    const radius = Math.max(new THREE.Vector3().subVectors(max, min).length() / 2, 5);
+    const distance = radius / Math.sin(THREE.MathUtils.degToRad(this.camera.fov / 2)) * 0.9;
+    this.orbit.target.copy(center);
+    this.camera.position.copy(center).add(new THREE.Vector3(0.55, 0.45, 0.7).normalize().multiplyScalar(distance));
+    this.camera.lookAt(center);
+    this.orbit.update();
+    this.flySpeed = Math.max(radius / 4, 2);
+  }
+
+  setMode(mode: CameraMode): void {
+    this.mode = mode;
+    this.orbit.enabled = mode === "orbit";
+    if (mode === "fly") {
+      const e = new THREE.Euler().setFromQuaternion(this.camera.quaternion, "YXZ");
+      this.yaw = e.y;
+      this.pitch = e.x;
+    }
+    if (mode === "orbit") {
+      // Continue orbiting around what is in front of the camera.
+      const ahead = new THREE.Vector3(0, 0, -1).applyQuaternion(this.camera.quaternion);
+      const d = Math.max(this.camera.position.distanceTo(this.orbit.target), 10);
+      this.orbit.target.copy(this.camera.position).addScaledVector(ahead, d);
+      this.orbit.update();
+    }
+    this.followInit = false;
+  }
+
+  update(dt: number, target: FollowTarget | null): void {
+    if (this.mode === "orbit") {
+      this.orbit.update();
+    } else if (this.mode === "fly") {
+      this.camera.quaternion.setFromEuler(new THREE.Euler(this.pitch, this.yaw, 0, "YXZ"));
+      if (!this.keysCaptured) {
+        const move = new THREE.Vector3(
+          (this.keys.has("KeyD") ? 1 : 0) - (this.keys.has("KeyA") ? 1 : 0),
+          (this.keys.has("KeyE") || this.keys.has("Space") ? 1 : 0) - (this.keys.has("KeyQ") ? 1 : 0),
+          (this.keys.has("KeyS") ? 1 : 0) - (this.keys.has("KeyW") ? 1 : 0),
+        );
+        if (move.lengthSq() > 0) {
+          const boost = this.keys.has("ShiftLeft") || this.keys.has("ShiftRight") ? 4 : 1;
+          move.normalize().multiplyScalar(this.flySpeed * boost * dt).applyQuaternion(this.camera.quaternion);
+          this.camera.position.add(move);
+        }
+      }
+    } else if (this.mode === "follow" && target) {
+      const back = new THREE.Vector3(0, 0, -1).applyQuaternion(target.quaternion);
+      const distance = Math.max(this.followDistance, target.scale * 3);
+      const wanted = target.position.clone()
+        .addScaledVector(back, distance)
+        .add(new THREE.Vector3(0, distance * 0.35, 0));
+      if (!this.followInit) {
+        this.followPos.copy(wanted);
+        this.followInit = true;
+      }
+      this.followPos.lerp(wanted, 1 - Math.exp(-dt * 4));
+      this.camera.position.copy(this.followPos);
+      this.camera.lookAt(target.position);
+      this.orbit.target.copy(target.position);
+    }
+  }
+}
+
+export function isTyping(e: KeyboardEvent): boolean {
+  const t = e.target as HTMLElement | null;
+  return !!t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA" || t.isContentEditable);
+}

@@ -1,0 +1,134 @@
+/**
+ * The stage: renderer, camera, sky, lights, fog and the ground or grid that
+ * stands in until a scenario brings its own terrain. Light and fog values live
+ * in one shared uniform set so the custom animal and water shaders are lit
+ * exactly like the built-in materials used for terrain and obstacles.
+ */
+import * as THREE from "three";
+import { skyFragment, skyVertex } from "./shaders";
+import type { Vec3 } from "../protocol/messages";
+
+const SUN_DIRECTION = new THREE.Vector3(0.45, 0.8, 0.35).normalize();
+
+export class World {
+  readonly renderer: THREE.WebGLRenderer;
+  readonly scene = new THREE.Scene();
+  readonly camera: THREE.PerspectiveCamera;
+  readonly lightUniforms: Record<string, THREE.IUniform>;
+  readonly sunWorld = SUN_DIRECTION.clone();
+  readonly skyTop = new THREE.Color("#1d3a5c");
+  readonly horizon = new THREE.Color("#8ea4b5");
+  private readonly ground: THREE.Group = new THREE.Group();
+  private readonly skyMaterial: THREE.ShaderMaterial;
+  groundY = 0;
+  boundsMin = new THREE.Vector3(-50, 0, -50);
+  boundsMax = new THREE.Vector3(50, 30, 50);
+
+  constructor(readonly canvas: HTMLCanvasElement) {
+    this.renderer = new THREE.WebGLRenderer({ canvas, antialias: true, powerPreference: "high-performance" });
+    this.renderer.setPixelRatio(Math.min(window.devicePixelRatio, 2));
+    this.renderer.outputColorSpace = THREE.SRGBColorSpace;
+    this.camera = new THREE.PerspectiveCamera(55, 1, 0.1, 5000);
+    this.camera.position.set(60, 40, 80);
+
+    this.lightUniforms = {
+      uSunView: { value: new THREE.Vector3() },
+      uUpView: { value: new THREE.Vector3() },
+      uSunColor: { value: new THREE.Color("#fff1dc").multiplyScalar(1.05) },
+      uSkyColor: { value: new THREE.Color("#9fc3e6") },
+      uGroundColor: { value: new THREE.Color("#3a3326") },
+      uFogColor: { value: this.horizon.clone() },
+      uFogNear: { value: 200 },
+      uFogFar: { value: 1200 },
+    };
+
+    this.skyMaterial = new THREE.ShaderMaterial({
+      vertexShader: skyVertex,
+      fragmentShader: skyFragment,
+      uniforms: {
+        uTop: { value: this.skyTop },
+        uHorizon: { value: this.horizon },
+        uBottom: { value: new THREE.Color("#3b4138") },
+        uSunWorld: { value: this.sunWorld },
+      },
+      side: THREE.BackSide,
+      depthWrite: false,
+    });
+    const sky = new THREE.Mesh(new THREE.SphereGeometry(1, 32, 16), this.skyMaterial);
+    sky.frustumCulled = false;
+    sky.renderOrder = -1;
+    this.scene.add(sky);
+
+    const hemi = new THREE.HemisphereLight(0x9fc3e6, 0x3a3326, 1.4);
+    const sun = new THREE.DirectionalLight(0xfff1dc, 2.2);
+    sun.position.copy(SUN_DIRECTION).multiplyScalar(100);
+    this.scene.add(hemi, sun);
+    this.scene.fog = new THREE.Fog(this.horizon, 200, 1200);
+    this.scene.add(this.ground);
+    this.resize();
+  }
+
+  /** Fit fog, clipping planes and the placeholder ground to the scenario's world box. */
+  setBounds(min: Vec3, max: Vec3, hasTerrain: boolean): void {
+    this.boundsMin.set(...min);
+    this.boundsMax.set(...max);
+    const size = new THREE.Vector3().subVectors(this.boundsMax, this.boundsMin);
+    const extent = Math.max(size.x, size.y, size.z, 10);
+    this.camera.near = Math.max(0.05, extent / 5000);
+    this.camera.far = extent * 30;
+    this.camera.updateProjectionMatrix();
+    const fogNear = extent * 1.2, fogFar = extent * 6;
+    this.lightUniforms.uFogNear.value = fogNear;
+    this.lightUniforms.uFogFar.value = fogFar;
+    const fog = this.scene.fog as THREE.Fog;
+    fog.near = fogNear;
+    fog.far = fogFar;
+
+    this.ground.clear();
+    this.groundY = min[1];
+    const center = new THREE.Vector3().addVectors(this.boundsMin, this.boundsMax).multiplyScalar(0.5);
+    if (!hasTerrain) {
+      const span = Math.max(size.x, size.z, 10) * 8;
+      const plane = new THREE.Mesh(
+        new THREE.PlaneGeometry(span, span).rotateX(-Math.PI / 2),
+        new THREE.MeshLambertMaterial({ color: 0x3d4a3a }),
+      );
+      plane.position.set(center.x, this.groundY - 0.02, center.z);
+      plane.name = "ground";
+      this.ground.add(plane);
+      const cells = 24;
+      const gridSize = Math.max(size.x, size.z, 10) * 2;
+      const grid = new THREE.GridHelper(gridSize, cells, 0x6f8a78, 0x51625a);
+      (grid.material as THREE.Material).transparent = true;
+      (grid.material as THREE.Material).opacity = 0.45;
+      grid.position.set(center.x, this.groundY, center.z);
+      this.ground.add(grid);
+    }
+    // The simulation's box, faintly, so flocks in open air still have a frame of reference.
+    const box = new THREE.Box3Helper(new THREE.Box3(this.boundsMin.clone(), this.boundsMax.clone()), new THREE.Color(0x9fb4c4));
+    (box.material as THREE.Material).transparent = true;
+    (box.material as THREE.Material).opacity = 0.25;
+    this.ground.add(box);
+  }
+
+  /** Keep view-space light directions in step with the camera (called once per frame). */
+  updateLights(): void {
+    const view = this.camera.matrixWorldInverse;
+    (this.lightUniforms.uSunView.value as THREE.Vector3).copy(this.sunWorld).transformDirection(view);
+    (this.lightUniforms.uUpView.value as THREE.Vector3).set(0, 1, 0).transformDirection(view);
+  }
+
+  resize(): void {
+    const w = this.canvas.clientWidth || window.innerWidth;
+    const h = this.canvas.clientHeight || window.innerHeight;
+    this.renderer.setSize(w, h, false);
+    this.camera.aspect = w / Math.max(h, 1);
+    this.camera.updateProjectionMatrix();
+  }
+
+  render(): void {
+    this.camera.updateMatrixWorld();
+    this.updateLights();
+    this.renderer.render(this.scene, this.camera);
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Live charts of the status stream (a few samples a second): order parameters,
+ * nearest-neighbour distance, population per species and step time. uPlot
+ * draws them on small canvases at negligible cost next to the 3D view.
+ */
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import type { SpeciesInfo, StatusMessage } from "../protocol/messages";
+
+const HISTORY = 300;
+
+interface ChartSpec {
+  title: string;
+  /** One value per series for a status sample; null leaves a gap. */
+  sample: (s: StatusMessage) => (number | null)[];
+  series: { label: string; stroke: string; dash?: number[] }[];
+  range?: [number, number];
+}
+
+export class Charts {
+  private plots: { plot: uPlot; spec: ChartSpec; data: (number | null)[][] }[] = [];
+  private lastTime = -Infinity;
+
+  constructor(private readonly root: HTMLElement) {}
+
+  /** Rebuild the charts for a scenario's species (called on every scene message). */
+  setSpecies(species: SpeciesInfo[]): void {
+    for (const p of this.plots) p.plot.destroy();
+    this.plots = [];
+    this.root.innerHTML = "";
+    this.lastTime = -Infinity;
+    const metric = (name: string) => (s: StatusMessage) => species.map((sp) => {
+      const v = s.metrics?.[sp.name]?.[name];
+      return typeof v === "number" && Number.isFinite(v) ? v : null;
+    });
+    const perSpecies = (dash?: number[]) => species.map((sp) => ({ label: sp.name, stroke: sp.color, dash }));
+    const specs: ChartSpec[] = [
+      { title: "Polarization", sample: metric("polarization"), series: perSpecies(), range: [0, 1] },
+      { title: "Milling", sample: metric("milling"), series: perSpecies(), range: [0, 1] },
+      { title: "Nearest-neighbour distance (m)", sample: metric("nn_distance"), series: perSpecies() },
+      { title: "Population", sample: (s) => species.map((sp) => s.counts?.[sp.name] ?? null), series: perSpecies() },
+      {
+        title: "Step time (ms)",
+        sample: (s) => [s.step_ms, s.encode_ms],
+        series: [{ label: "step", stroke: "#ffd166" }, { label: "encode", stroke: "#4cc9f0" }],
+      },
+    ];
+    for (const spec of specs) {
+      const cell = document.createElement("div");
+      cell.className = "chart";
+      this.root.appendChild(cell);
+      const data: (number | null)[][] = [[], ...spec.series.map(() => [])];
+      const opts: uPlot.Options = {
+        title: spec.title,
+        width: 300,
+        height: 150,
+        legend: { show: true, live: false },
+        cursor: { show: false },
+        scales: { x: { time: false }, y: spec.range ? { range: spec.range } : { auto: true } },
+        axes: [
+          { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 28 },
+          { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 40 },
+        ],
+        series: [{ label: "t (s)" }, ...spec.series.map((s) => ({ label: s.label, stroke: s.stroke, width: 1.5, dash: s.dash, spanGaps: false }))],
+      };
+      const plot = new uPlot(opts, data as uPlot.AlignedData, cell);
+      this.plots.push({ plot, spec, data });
+    }
+    this.resize();
+  }
+
+  push(status: StatusMessage): void {
+    if (status.loading || !this.plots.length) return;
+    if (status.time < this.lastTime) this.clearData();
+    if (status.time === this.lastTime) return;
+    this.lastTime = status.time;
+    for (const p of this.plots) {
+      const values = p.spec.sample(status);
+      p.data[0].push(status.time);
+      values.forEach((v, i) => p.data[i + 1]?.push(v));
+      if (p.data[0].length > HISTORY) for (const column of p.data) column.shift();
+    }
+    if (!this.root.offsetParent) return; // hidden: keep the data, skip drawing
+    for (const p of this.plots) p.plot.setData(p.data as uPlot.AlignedData);
+  }
+
+  private clearData(): void {
+    for (const p of this.plots) for (const column of p.data) column.length = 0;
+  }
+
+  resize(): void {
+    const width = this.root.clientWidth;
+    if (!width || !this.plots.length) return;
+    const per = Math.max(220, Math.floor(width / Math.min(this.plots.length, Math.max(1, Math.floor(width / 240)))) - 12);
+    for (const p of this.plots) p.plot.setSize({ width: per, height: 150 });
+  }
+}
