@@ -129,6 +129,77 @@ def run(
               f"p95 {summary['step_ms']['p95']:.3f} ms; health {summary['health']}", highlight=False)
 
 
+def _int_list(text: str, name: str) -> list[int]:
+    try:
+        values = [int(float(x)) for x in text.split(",") if x.strip()]
+    except ValueError:
+        _fail(f"{name}: expected comma-separated numbers, got {text!r}")
+    if not values or min(values) < 1:
+        _fail(f"{name}: expected positive numbers, got {text!r}")
+    return values
+
+
+def _float_list(text: str, name: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        _fail(f"{name}: expected comma-separated numbers, got {text!r}")
+    if not values or min(values) <= 0:
+        _fail(f"{name}: expected positive numbers, got {text!r}")
+    return values
+
+
+@app.command()
+def bench(
+    sizes: str = typer.Option("1000,10000,100000", "--sizes", help="Animal counts, comma-separated."),
+    query: str = typer.Option("grid", "--query", help="Neighbour search: grid or kdtree."),
+    density: float = typer.Option(0.01, "--density", min=1e-9, help="Animals per m³."),
+    radius: float = typer.Option(5.0, "--radius", min=1e-6, help="Vision radius, m."),
+    k: int = typer.Option(5, "--k", min=1, max=256, help="Neighbours per animal."),
+    fov: float = typer.Option(270.0, "--fov", min=1e-3, max=360.0, help="Field of view, degrees."),
+    density_sweep: Optional[str] = typer.Option(None, "--density-sweep", help="Densities to sweep at the first size (thesis 9.6.1)."),
+    k_sweep: Optional[str] = typer.Option(None, "--k-sweep", help="k values to sweep at the first size (thesis 9.6.1)."),
+    budget: float = typer.Option(3.0, "--budget", min=0.1, help="Seconds of timed steps per size (roughly)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Measure step and query times of the flocking pipeline (medians after warm-up)."""
+    from .bench import bench_size
+
+    if query not in ("grid", "kdtree"):
+        _fail(f"--query: expected grid or kdtree, got {query!r}")
+    ns = _int_list(sizes, "--sizes")
+    runs = []
+    if density_sweep:
+        for rho in _float_list(density_sweep, "--density-sweep"):
+            runs.append(("density", rho, dict(n=ns[0], density=rho, k=k)))
+    if k_sweep:
+        for kk in _int_list(k_sweep, "--k-sweep"):
+            runs.append(("k", kk, dict(n=ns[0], density=density, k=kk)))
+    if not runs:
+        runs = [("n", n, dict(n=n, density=density, k=k)) for n in ns]
+    results = []
+    for label, value, kw in runs:
+        if not as_json:
+            err.print(f"bench {label}={value} …", highlight=False)
+        r = bench_size(kw["n"], density=kw["density"], radius=radius, k=kw["k"], fov_deg=fov, method=query,
+                       budget_s=budget)
+        r.update(density=kw["density"], k=kw["k"])
+        results.append(r)
+    import numba
+
+    report = {"query": query, "radius": radius, "fov_deg": fov, "threads": numba.get_num_threads(),
+              "results": results}
+    if as_json:
+        sys.stdout.write(json.dumps(report) + "\n")
+        return
+    table = Table("n", "density", "k", "step median ms", "step p95 ms", "query ms", "profile (median ms)", box=None)
+    for r in results:
+        prof = ", ".join(f"{a} {b:.3f}" for a, b in r["profile_ms"].items())
+        table.add_row(str(r["n"]), f"{r['density']:g}", str(r["k"]), f"{r['step_ms']['median']:.3f}",
+                      f"{r['step_ms']['p95']:.3f}", f"{r['query_ms']['median']:.3f}", prof)
+    out.print(table)
+
+
 def main() -> None:
     app()
 

@@ -30,7 +30,7 @@ export class CameraRig {
   /** Set to true by the app while keys belong to player mode. */
   keysCaptured = false;
 
-  constructor(private readonly camera: THREE.PerspectiveCamera, private readonly dom: HTMLElement) {
+  constructor(private readonly camera: THREE.PerspectiveCamera, dom: HTMLElement) {
     this.orbit = new OrbitControls(camera, dom);
     this.orbit.enableDamping = true;
     this.orbit.dampingFactor = 0.08;

@@ -11,53 +11,57 @@ a uniform grid that is thrown away and rebuilt on every call.
 
 *Why rebuild instead of update.*  Animals move every step, so an incremental
 structure pays bookkeeping on every move.  A counting sort over cell ids is two
-linear passes (histogram, then scatter) and touches memory in a predictable
-way, so rebuilding costs less than a per-animal update and there is no state to
-go stale between steps.
+linear passes (histogram, then scatter) over memory in a predictable pattern,
+so rebuilding costs less than maintaining, and nothing can go stale.
 
-*Why a dense grid first.*  The thesis (5.3.2) prefers a hashed sparse grid so a
-user never has to declare a bounding box.  We get the same freedom by sizing a
-dense grid from the bounding box of the targets at every call, so it always
-fits; a flat array of cell starts is faster to index than a hash table.  Only
+*Why a dense grid first.*  The thesis (5.3.2) prefers a hashed sparse grid so
+that a user never has to declare a bounding box.  We get the same freedom by
+sizing a dense grid from the bounding box of the targets at every call, so it
+always fits, and keep the speed of indexing a flat array of cell starts.  Only
 when that box is huge compared with the search radius (a straggler a hundred
-kilometres away from its flock) would the dense grid need too many cells; then
-the cells are enlarged a little or, past that, the same counting sort is run
-over the buckets of a spatial hash and only occupied cells cost memory.
+kilometres from its flock) would a dense grid need too many cells; then the
+cells are enlarged a little or, past that, the same counting sort runs over
+the buckets of a spatial hash, where only occupied cells cost memory.
 
-*Why cell order ("coherent" layout).*  The scatter pass copies every target's
+*Why cell order ("coherent" layout).*  The scatter pass gathers every target's
 position into a buffer sorted by cell, so the animals of one cell are adjacent
-in memory, and the cells of one x-row are adjacent too (cell id grows fastest
-along x).  A query therefore reads a few contiguous runs instead of chasing
-indices.  Queries are issued in the same cell order, so consecutive queries
-touch the same runs and stay in cache; this is what makes a million animals
+in memory, and so are the cells of one x-row (cell ids grow fastest along x).
+Queries are issued in the same cell order, so consecutive queries read the same
+few runs of memory and stay in cache; this is what makes a million animals
 affordable.
 
-*Rows, not cells.*  For a query point the grid visits the (y, z) rows whose
-cells can reach the search sphere; inside such a row the sphere's chord fixes
-the x extent, so the whole row is one contiguous run of targets (two when the
-row wraps around a periodic box).  This replaces the classical 27-cell stencil
-by at most nine short runs, skips rows that cannot touch the sphere, and makes
-the cell size choice (``CELL_SCALE``) mostly a question of how tightly the runs
-hug the sphere.
+*Rows, not cells.*  For a query point the grid visits the (y, z) rows of cells
+that can reach the search sphere; inside a row the sphere's chord fixes the x
+extent, and because a row is contiguous the whole extent is one run of targets
+(two when it crosses the seam of a periodic box).  This replaces the classical
+27-cell stencil by at most nine short runs, skips rows that cannot touch the
+sphere, and leaves the cell width (``CELL_SCALE``) to trade run overshoot
+against the number of rows.
+
+*Wrap-around for free.*  A periodic axis costs nothing in the interior: a run
+that does not cross the seam holds no pair whose minimum image differs from
+its plain offset, so the minimum image is only computed in seam rows and runs.
 
 *Exactness.*  Pruning (which rows and x extents to visit) is done in float64
 with a slightly inflated radius, so it can only visit too much, never too
-little.  Every visited candidate then goes through the single pair predicate
-defined below (float32 offset, minimum image, squared distance, cosine field of
-view test), the same one the k-d tree path uses and that ``brute.py`` restates
-in NumPy.  Kept neighbours go into an insertion-sorted buffer of length k keyed
-by (distance, target index), so the result does not depend on the order in
-which candidates were met, nor on the number of threads.
+little.  Each visited candidate then goes through the one pair test defined
+here (float32 offset, minimum image, squared distance against a threshold, the
+cosine field of view test), the same test the k-d tree path applies and that
+``brute.py`` restates in NumPy.  Kept neighbours go into an insertion-sorted
+buffer of length k keyed by (distance, target index), so the result does not
+depend on the order in which candidates were met, nor on the thread count.
 
 *Threads.*  Each query writes only its own output row, so queries run in a
 ``prange`` without locks.  Starting Numba's thread pool costs tens of
 microseconds, so small populations use a serial kernel (``SERIAL_QUERY_MAX``).
+The serial and parallel kernels are compiled from one Python function.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import types
 
 import numpy as np
 from numba import njit, prange
@@ -71,49 +75,60 @@ __all__ = [
     "wrap_offset",
 ]
 
-# Cell width as a multiple of the search radius.  With row runs (see module
-# docstring) the width mostly controls how far a run overshoots the sphere along
-# x and how many rows are visited; 1.0 measured best at the benchmark density
-# (0.01 animals per cubic metre, r = 5 m) and within a few percent elsewhere.
+# Cell width as a multiple of the search radius.  With row runs the width
+# mostly sets how far a run overshoots the sphere along x and how many rows
+# are visited; see ``benchmarks/neighbor_queries.py`` for the measurement.
 CELL_SCALE = 1.0
-# Queries up to this many animals run in a serial kernel: below it the start-up
-# cost of the parallel region is larger than the work it would split.
-SERIAL_QUERY_MAX = 4096
-# Counting sorts of at least this many points use the parallel histogram.
-PARALLEL_BUILD_MIN = 200_000
-# Dense grids may have up to this many cells per point (plus a floor) before
-# the grid switches to larger cells or hashing.
+# Queries of up to this many animals run in a serial kernel: below it the
+# start-up of the parallel region costs more than the work it would split.
+SERIAL_QUERY_MAX = 3000
+# Counting sorts of at least this many points spread their passes over threads.
+PARALLEL_BUILD_MIN = 100_000
+# A dense grid may have this many cells per target (plus a floor) before the
+# grid switches to larger cells or to hashing.
 _CELLS_PER_POINT = 8
 _MIN_CELL_CAP = 1 << 15
 _MAX_DENSE_CELLS = 1 << 26
 # Hash mode packs the three cell coordinates into one int64, 21 bits each.
 _HASH_COORD_LIMIT = (1 << 21) - 1
 _HASH_MULT = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15, Fibonacci hashing
-
 _MODE_DENSE = 0
 _MODE_HASH = 1
+# Relative and absolute (per unit of coordinate magnitude) inflation of the
+# pruning radius; float32 rounding of the exact pair test is far below both.
+_REACH_REL = 2.0**-16
+_REACH_ABS = 2.0**-18
 
 
 # ---------------------------------------------------------------------------
-# Pair primitives.  The one compiled definition of "j is a neighbour of i",
-# shared by the grid and the k-d tree kernels.  All arithmetic is float32 in a
-# fixed order so that every method produces bit-identical distances.
+# Pair primitives.  The compiled definition of "j is a neighbour of i", shared
+# by the grid and the k-d tree kernels.  Only scalars go in and out (array
+# arguments would cost reference counting in the hot loop).  All arithmetic is
+# float32 in a fixed order, so every method produces bit-identical results.
 # ---------------------------------------------------------------------------
 
 
 @njit(cache=True, inline="always")
-def wrap_offset(offset, length):
-    """Minimum-image version of one offset component.
+def _wrap(offset, length, inverse):
+    """Minimum image of one offset component given ``inverse = float32(1) / length``."""
+    if length > 0:
+        return offset - length * np.rint(offset * inverse)
+    return offset
 
-    ``offset`` is ``p_j - p_i`` along one axis and ``length`` that axis' period.
-    A ``length`` of 0 or infinity means the axis does not wrap and the offset is
-    returned unchanged.  Uses ``offset - length * rint(offset / length)``, which
-    is exact for the usual case of both points inside ``[0, length)`` and stays
-    correct for points outside it.  Pass float32 values to match the neighbour
-    queries bit for bit (the queries do all pair arithmetic in float32).
+
+@njit(cache=True)
+def wrap_offset(offset, length):
+    """Minimum-image version of one offset component (allocation free).
+
+    ``offset`` is ``p_j - p_i`` along one axis and ``length`` that axis' period
+    (0 or ``inf``: the axis does not wrap, the offset is returned unchanged).
+    Computes ``offset - length * rint(offset * (1 / length))``, exact when both
+    points lie in ``[0, length)`` and still right for points outside it.  With
+    float32 arguments the result is bit-identical to the offsets the neighbour
+    queries measure.
     """
     if length > 0 and length < np.inf:
-        return offset - length * np.rint(offset / length)
+        return _wrap(offset, length, 1 / length)
     return offset
 
 
@@ -122,12 +137,11 @@ def minimum_image(offset, box):
     """Minimum-image copy of a 3-vector offset in a periodic box.
 
     ``offset``: (3,) array ``p_j - p_i``; ``box``: (3,) side lengths of the
-    wrap-around box over ``[0, L)``, 0 or ``inf`` for an axis that does not
-    wrap.  Returns a new (3,) array of ``offset``'s dtype.  Behaviours should
-    use this (or ``wrap_offset`` per component, which allocates nothing) so their
-    offsets agree with the neighbour query; with float32 inputs, and ``box`` as
-    normalised by ``neighbors.normalize_box``, the result is bit-identical to the
-    offsets the query measured.
+    wrap-around box over ``[0, L)``, 0 or ``inf`` on an axis that does not wrap.
+    Returns a new (3,) array of ``offset``'s dtype.  Behaviours use this (or
+    ``wrap_offset`` per component, which allocates nothing inside a kernel) so
+    that their offsets agree with the neighbour query; with float32 ``offset``
+    and ``box`` the result is bit-identical to the query's.
     """
     out = np.empty(3, dtype=offset.dtype)
     for a in range(3):
@@ -142,17 +156,17 @@ def query_thresholds(max_distance: float, fov_deg: float) -> tuple[np.float32, n
     Returns ``(r2, cos_limit, sees_all)``:
 
     * ``r2`` is the largest float32 ``d2`` whose float32 square root is still
-      ``<= max_distance``; since a correctly rounded square root is monotone,
+      ``<= max_distance``.  A correctly rounded square root is monotone, so
       ``d2 <= r2`` holds exactly when the reported distance satisfies
-      ``distance <= max_distance`` (thesis eq. 5.1 without the square root, yet
-      consistent with the distance we report).
-    * ``cos_limit`` is ``cos(fov / 2)`` lowered by 2**-20 so that a neighbour
-      lying exactly on the edge of the field of view (45 degrees on a lattice,
-      say) is inside despite float32 rounding; the test is
-      ``forward . offset >= cos_limit * |forward| * |offset|`` (thesis eq. 5.2,
-      no arccos).  The slack widens the half-angle by about 1e-6 rad (more for
-      very narrow fields of view: 1 % at fov = 1 degree).
-    * ``sees_all`` is true for ``fov_deg >= 360``: the test is skipped.
+      ``distance <= max_distance``: the cheap squared test of thesis eq. 5.1,
+      yet consistent with the distance we report.
+    * ``cos_limit`` is ``cos(fov / 2)`` lowered by 2**-20, so a neighbour lying
+      exactly on the edge of the view (45 degrees on a lattice) is inside
+      despite float32 rounding; the test is
+      ``forward . offset >= cos_limit * |forward| * |offset|`` (thesis eq. 5.2
+      without arccos).  The slack widens the half-angle by about 1e-6 rad
+      (more for very narrow views: 1 % of the angle at fov = 1 degree).
+    * ``sees_all`` is true for ``fov_deg >= 360``; the test is then skipped.
     """
     r = float(max_distance)
     r2 = np.float32(r * r)
@@ -171,113 +185,190 @@ def query_thresholds(max_distance: float, fov_deg: float) -> tuple[np.float32, n
 
 @njit(cache=True, inline="always")
 def _fov_threshold(fx, fy, fz, cos_limit):
-    """Per-animal FOV threshold ``cos_limit * |forward|`` (0 for a zero forward)."""
+    """Per-animal field of view threshold ``cos_limit * |forward|`` (0 for a zero forward)."""
     return cos_limit * math.sqrt(fx * fx + fy * fy + fz * fz)
 
 
 @njit(cache=True, inline="always")
-def _offer(out_index, out_distance, i, count, k, dist, j):
-    """Offer candidate ``(dist, j)`` to row ``i``'s sorted top-k buffer.
+def _insert_at(count, k, dist, j, last_dist, last_index):
+    """Where a candidate enters a full-or-not sorted row: slot to start from, or -1.
 
-    The row is kept sorted by (distance, target index), so the k smallest keys
-    survive whatever order candidates arrive in.  Returns the new fill count.
+    Rows are ordered by (distance, target index).  While the row has room the
+    candidate starts at slot ``count``; when it is full it must beat the last
+    entry and starts at slot ``k - 1`` (evicting it).
     """
     if count < k:
-        pos = count
-        count += 1
-    else:
-        last_d = out_distance[i, k - 1]
-        if dist > last_d or (dist == last_d and j > out_index[i, k - 1]):
-            return count
-        pos = k - 1
-    while pos > 0:
-        prev_d = out_distance[i, pos - 1]
-        if prev_d > dist or (prev_d == dist and out_index[i, pos - 1] > j):
-            out_distance[i, pos] = prev_d
-            out_index[i, pos] = out_index[i, pos - 1]
-            pos -= 1
-        else:
-            break
-    out_distance[i, pos] = dist
-    out_index[i, pos] = j
-    return count
+        return count
+    if dist < last_dist or (dist == last_dist and j < last_index):
+        return k - 1
+    return -1
 
 
-@njit(cache=True, inline="always")
-def _finish_row(out_index, out_distance, out_count, out_overflow, i, count, total, k):
-    """Pad row ``i`` after its last neighbour and record count and overflow."""
-    for s in range(count, k):
-        out_index[i, s] = -1
-        out_distance[i, s] = np.inf
-    out_count[i] = count
-    out_overflow[i] = total - count
+def _serial_and_parallel(body, name):
+    """Compile ``body`` twice: a serial kernel (``prange`` runs as ``range``) and a parallel one.
 
-
-@njit(cache=True, inline="always")
-def _scan_run(
-    s0, s1, px, py, pz, fx, fy, fz, thr, tpos, torder, box, r2, sees_all, excl,
-    k, out_index, out_distance, i, count, total,
-):
-    """Test the contiguous run ``tpos[s0:s1]`` of cell-ordered targets against animal ``i``.
-
-    This is the hot loop: float32 offset with minimum image, squared distance
-    against ``r2`` first (cheap rejection, no square root), then the self test,
-    then the cosine field of view test, then insertion.
+    Both are cached under their own names, so the on-disk caches never mix.
     """
-    bx = box[0]
-    by = box[1]
-    bz = box[2]
-    for u in range(s0, s1):
-        ox = wrap_offset(tpos[u, 0] - px, bx)
-        oy = wrap_offset(tpos[u, 1] - py, by)
-        oz = wrap_offset(tpos[u, 2] - pz, bz)
-        d2 = ox * ox + oy * oy + oz * oz
-        if d2 <= r2:
-            j = torder[u]
-            if j == excl:
-                continue
-            dist = math.sqrt(d2)
-            if sees_all or fx * ox + fy * oy + fz * oz >= thr * dist:
-                total += 1
-                count = _offer(out_index, out_distance, i, count, k, dist, j)
-    return count, total
+    kernels = []
+    for suffix, parallel in (("serial", False), ("parallel", True)):
+        fn = types.FunctionType(body.__code__, body.__globals__, f"{name}_{suffix}")
+        fn.__qualname__ = f"{name}_{suffix}"
+        fn.__doc__ = body.__doc__
+        kernels.append(njit(cache=True, parallel=parallel)(fn))
+    return tuple(kernels)
 
 
 # ---------------------------------------------------------------------------
-# Grid geometry helpers.  ``geom`` (float64) holds per axis: origin [0:3], cell
-# width [3:6], inverse width [6:9], ring length [9:12] (0 = the grid does not
-# wrap on that axis).  ``idim`` (int64) holds dims [0:3], mode [3], hash mask
-# [4], number of cells or buckets [5], hash table bits [6].
+# Grid geometry.  ``geom`` (float64, 12): per axis origin [0:3], cell width
+# [3:6], inverse width [6:9], ring length [9:12] (0: the grid does not wrap on
+# that axis).  ``idim`` (int64, 10): cells per axis [0:3], mode [3], hash mask
+# [4], number of cells or buckets [5], hash bits [6], and per axis [7:10]
+# whether a seam-free run may skip the minimum image (see ``_plan``).
 # ---------------------------------------------------------------------------
 
 
 @njit(cache=True)
-def _bbox(pos, out):
-    """Bounding box of the finite coordinates of ``pos`` into ``out`` (6,): lo then hi."""
+def _bbox(pos, out, at):
+    """Bounding box of the finite coordinates of ``pos`` into ``out[at:at+6]`` (lo, then hi)."""
     for a in range(3):
-        out[a] = np.inf
-        out[3 + a] = -np.inf
+        out[at + a] = np.inf
+        out[at + 3 + a] = -np.inf
     for j in range(pos.shape[0]):
         for a in range(3):
             v = pos[j, a]
-            if v < out[a] and v > -np.inf:
-                out[a] = v
-            if v > out[3 + a] and v < np.inf:
-                out[3 + a] = v
+            if v < out[at + a] and v > -np.inf:
+                out[at + a] = v
+            if v > out[at + 3 + a] and v < np.inf:
+                out[at + 3 + a] = v
+
+
+@njit(cache=True)
+def _dense_cells(width, ring, extent):
+    """Number of cells (as a float, it may be astronomically large) of a dense grid."""
+    cells = 1.0
+    for a in range(3):
+        if ring[a] > 0.0:
+            cells *= max(1.0, math.floor(ring[a] / width))
+        else:
+            cells *= math.floor(extent[a] / width) + 1.0
+    return cells
+
+
+@njit(cache=True)
+def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
+    """Choose the grid for targets ``tpos`` queried by ``spos`` at radius ``r``; returns the reach.
+
+    Writes ``geom`` and ``idim`` (layout above).  Decisions, per axis:
+
+    * a wrapping axis whose animals (targets and, if ``use_spos``, queriers)
+      span less than the period minus twice the reach can never produce a pair
+      across the seam; it is gridded flat over the targets' extent, which keeps
+      e.g. the constant y of a 2D world to one cell;
+    * otherwise a wrapping axis is a ring of ``floor(L / w)`` cells of width
+      ``L / dims >= w``;
+    * a non-wrapping axis spans the targets' extent from their minimum.
+
+    When the dense cell count would exceed about ``8 m`` the cells grow (up to
+    twice) or, for extents far larger than the flock, the grid hashes.  The
+    reach is the radius inflated by ``_REACH_REL`` and by ``_REACH_ABS`` times
+    the largest coordinate, so pruning can never miss a pair the float32 test
+    accepts.
+    """
+    m = tpos.shape[0]
+    _bbox(tpos, bbox, 0)
+    for a in range(6):
+        bbox[12 + a] = bbox[a]
+    if use_spos:
+        _bbox(spos, bbox, 6)
+        for a in range(3):
+            bbox[12 + a] = min(bbox[12 + a], bbox[6 + a])
+            bbox[15 + a] = max(bbox[15 + a], bbox[9 + a])
+    mag = 0.0
+    for a in range(3):
+        for v in (bbox[12 + a], bbox[15 + a], np.float64(box[a])):
+            if abs(v) < np.inf:
+                mag = max(mag, abs(v))
+    reach = r * (1.0 + _REACH_REL) + mag * _REACH_ABS + 1e-30
+    w = max(r * scale, reach * 0.5)
+    ring = np.zeros(3)
+    origin = np.zeros(3)
+    extent = np.zeros(3)
+    inside = np.zeros(3, dtype=np.bool_)
+    for a in range(3):
+        L = np.float64(box[a])
+        lo = bbox[a] if abs(bbox[a]) < np.inf else 0.0
+        hi = bbox[3 + a] if abs(bbox[3 + a]) < np.inf else lo
+        ulo = bbox[12 + a]
+        uhi = bbox[15 + a]
+        span = uhi - ulo if (abs(ulo) < np.inf and abs(uhi) < np.inf) else 0.0
+        if L > 0.0 and span >= L - 2.0 * reach:
+            ring[a] = L
+            extent[a] = L
+            inside[a] = ulo >= 0.0 and uhi < L
+        else:
+            origin[a] = lo
+            extent[a] = max(hi - lo, 0.0)
+    cap = min(max(_CELLS_PER_POINT * m, _MIN_CELL_CAP), _MAX_DENSE_CELLS)
+    mode = _MODE_DENSE
+    width = w
+    cells = _dense_cells(width, ring, extent)
+    if cells > cap:
+        ndim = 0
+        for a in range(3):
+            if extent[a] > 2.0 * w:
+                ndim += 1
+        grow = (cells / cap) ** (1.0 / max(ndim, 1))
+        if grow <= 2.0:
+            width = w * grow * 1.01
+            while _dense_cells(width, ring, extent) > cap:
+                width *= 1.1
+        else:
+            mode = _MODE_HASH
+    limit = np.inf if mode == _MODE_DENSE else np.float64(_HASH_COORD_LIMIT)
+    ncells = 1
+    for a in range(3):
+        if ring[a] > 0.0:
+            n = min(max(1.0, math.floor(ring[a] / width)), limit)
+            wa = ring[a] / n
+        else:
+            n = math.floor(extent[a] / width) + 1.0
+            wa = width
+            if n > limit:
+                n = limit
+                wa = extent[a] / (limit - 1.0)
+        idim[a] = np.int64(n)
+        ncells *= idim[a]
+        geom[a] = origin[a]
+        geom[3 + a] = wa
+        geom[6 + a] = 1.0 / wa
+        geom[9 + a] = ring[a]
+        # A run that does not cross the seam may skip the minimum image when
+        # every coordinate is already inside [0, L) and the reach is well under
+        # half a period (then no visited pair can have a shorter image).
+        idim[7 + a] = 1 if (ring[a] > 0.0 and inside[a] and 4.0 * (reach + wa) < ring[a]) else 0
+    idim[3] = mode
+    if mode == _MODE_HASH:
+        bits = 6
+        while (1 << bits) < 2 * m:
+            bits += 1
+        idim[4] = (1 << bits) - 1
+        idim[5] = 1 << bits
+        idim[6] = bits
+    else:
+        idim[4] = 0
+        idim[5] = ncells
+        idim[6] = 0
+    return reach
 
 
 @njit(cache=True, inline="always")
-def _axis_cell(v, a, geom, n):
-    """Cell coordinate of coordinate ``v`` on axis ``a``: wrapped on a ring, clamped otherwise.
-
-    Non-finite input lands in cell 0 (it can never pass the distance test).
-    """
-    ring = geom[9 + a]
+def _axis_cell(v, origin, inv, ring, n):
+    """Cell coordinate of coordinate ``v``: wrapped on a ring, clamped otherwise (NaN -> 0)."""
     if ring > 0.0:
         v = v - ring * math.floor(v / ring)
-        f = v * geom[6 + a]
+        f = v * inv
     else:
-        f = (v - geom[a]) * geom[6 + a]
+        f = (v - origin) * inv
     if f >= 0.0:
         if f < n:
             return np.int64(f)
@@ -292,81 +383,98 @@ def _hash_bucket(key, mask, shift):
 
 
 @njit(cache=True, inline="always")
-def _cell_key(x, y, z, geom, idim):
-    """Dense cell id, or packed hash key, of a point (see ``_counting_sort``)."""
-    cx = _axis_cell(x, 0, geom, idim[0])
-    cy = _axis_cell(y, 1, geom, idim[1])
-    cz = _axis_cell(z, 2, geom, idim[2])
-    if idim[3] == _MODE_DENSE:
-        return (cz * idim[1] + cy) * idim[0] + cx
-    return cx | (cy << 21) | (cz << 42)
+def _axis_range(v, rp, origin, inv, ring, n):
+    """Cells of one axis that a sphere of radius ``rp`` around coordinate ``v`` can touch.
+
+    Returns ``(lo, hi, vv, full)``: unwrapped cell indices ``lo..hi`` (on a ring
+    they may leave ``0..n-1`` by at most one period and are wrapped by the
+    caller), the coordinate ``vv`` in the frame of the cell edges, and ``full``
+    when the range is the whole ring (each cell then visited once, no pruning).
+    ``lo > hi`` means nothing is in reach (also for non-finite ``v``).
+    """
+    v = np.float64(v)
+    if ring > 0.0:
+        if not (v > -np.inf and v < np.inf):
+            return np.int64(1), np.int64(0), v, False
+        if 2.0 * rp >= ring:
+            return np.int64(0), n - 1, v, True
+        vv = v - ring * math.floor(v / ring)
+        lo = np.int64(math.floor((vv - rp) * inv))
+        hi = np.int64(math.floor((vv + rp) * inv))
+        if hi - lo + 1 >= n:
+            return np.int64(0), n - 1, vv, True
+        return lo, hi, vv, False
+    flo = (v - rp - origin) * inv
+    fhi = (v + rp - origin) * inv
+    if not (fhi >= 0.0 and flo < n):
+        return np.int64(1), np.int64(0), v, False
+    lo = np.int64(0)
+    if flo > 0.0:
+        lo = np.int64(flo)
+    hi = n - 1
+    if fhi < n:
+        hi = np.int64(fhi)
+    return lo, hi, v, False
 
 
-@njit(cache=True)
-def _counting_sort(pos, geom, idim, start, cursor, cell_of, order, sorted_pos, sorted_key):
-    """Serial stable counting sort of ``pos`` into cell order.
+@njit(cache=True, inline="always")
+def _gap(vv, c, origin, width, full):
+    """Distance from ``vv`` to the slab of unwrapped cell ``c`` (0 inside it, or for a full ring)."""
+    if full:
+        return 0.0
+    edge = origin + c * width
+    if vv < edge:
+        return edge - vv
+    edge += width
+    if vv > edge:
+        return vv - edge
+    return 0.0
 
-    Writes ``start`` (cells + 1 prefix sums), ``order`` (sorted slot -> original
-    index), ``sorted_pos`` (the positions gathered into cell order) and, in hash
-    mode, ``sorted_key`` (each slot's packed cell key, to reject hash collisions).
+
+@njit(cache=True, inline="always")
+def _wrap_cell(c, n):
+    """Unwrapped ring index (at most one period outside) to ``0..n-1``, without a division."""
+    if c < 0:
+        return c + n
+    if c >= n:
+        return c - n
+    return c
+
+
+# ---------------------------------------------------------------------------
+# Build: counting sort into cell (or bucket) order.
+# ---------------------------------------------------------------------------
+
+
+def _counting_sort_body(pos, geom, idim, start, cursor, cell_of, order, sorted_pos, sorted_key):
+    """Stable counting sort of ``pos`` ((m, 3) float32) into cell order.
+
+    Writes ``start`` (prefix sums, cells + 1), ``order`` (sorted slot ->
+    original index), ``sorted_pos`` (positions gathered into cell order) and,
+    in hash mode, ``sorted_key`` (each slot's packed cell key, used to reject
+    hash collisions).  Key computation and gathers run in ``prange``; the
+    histogram and the scatter of indices stay sequential, which keeps the sort
+    stable and the result identical for every thread count.
     """
     m = pos.shape[0]
     nc = idim[5]
-    mode = idim[3]
+    hashed = idim[3] == _MODE_HASH
     mask = idim[4]
     shift = 64 - idim[6]
-    for c in range(nc + 1):
-        start[c] = 0
-    for j in range(m):
-        key = _cell_key(pos[j, 0], pos[j, 1], pos[j, 2], geom, idim)
-        if mode == _MODE_HASH:
-            sorted_key[j] = key  # staged here, permuted below
-            c = _hash_bucket(key, mask, shift)
-        else:
-            c = key
-        cell_of[j] = c
-        start[c + 1] += 1
-    for c in range(nc):
-        start[c + 1] += start[c]
-    for c in range(nc):
-        cursor[c] = start[c]
-    for j in range(m):
-        c = cell_of[j]
-        u = cursor[c]
-        cursor[c] = u + 1
-        order[u] = j
-    for u in range(m):
-        j = order[u]
-        sorted_pos[u, 0] = pos[j, 0]
-        sorted_pos[u, 1] = pos[j, 1]
-        sorted_pos[u, 2] = pos[j, 2]
-    if mode == _MODE_HASH:
-        for u in range(m):
-            cell_of[u] = sorted_key[order[u]]
-        for u in range(m):
-            sorted_key[u] = cell_of[u]
-
-
-@njit(cache=True, parallel=True)
-def _counting_sort_parallel(pos, geom, idim, start, cursor, cell_of, order, sorted_pos, sorted_key):
-    """Counting sort with the key computation and the gather spread over threads.
-
-    The histogram and the scatter of indices stay serial (they are a small part
-    of the cost and keep the sort stable); the result is identical to
-    ``_counting_sort``.
-    """
-    m = pos.shape[0]
-    nc = idim[5]
-    mode = idim[3]
-    mask = idim[4]
-    shift = 64 - idim[6]
+    ox, oy, oz = geom[0], geom[1], geom[2]
+    ix, iy, iz = geom[6], geom[7], geom[8]
+    rx, ry, rz = geom[9], geom[10], geom[11]
+    nx, ny, nz = idim[0], idim[1], idim[2]
     for j in prange(m):
-        key = _cell_key(pos[j, 0], pos[j, 1], pos[j, 2], geom, idim)
-        if mode == _MODE_HASH:
-            sorted_key[j] = key
+        cx = _axis_cell(np.float64(pos[j, 0]), ox, ix, rx, nx)
+        cy = _axis_cell(np.float64(pos[j, 1]), oy, iy, ry, ny)
+        cz = _axis_cell(np.float64(pos[j, 2]), oz, iz, rz, nz)
+        if hashed:
+            key = cx | (cy << 21) | (cz << 42)
+            sorted_key[j] = key  # staged here, permuted below
             cell_of[j] = _hash_bucket(key, mask, shift)
         else:
-            cell_of[j] = key
+            cell_of[j] = (cz * ny + cy) * nx + cx
     for c in range(nc + 1):
         start[c] = 0
     for j in range(m):
@@ -385,254 +493,179 @@ def _counting_sort_parallel(pos, geom, idim, start, cursor, cell_of, order, sort
         sorted_pos[u, 0] = pos[j, 0]
         sorted_pos[u, 1] = pos[j, 1]
         sorted_pos[u, 2] = pos[j, 2]
-    if mode == _MODE_HASH:
+    if hashed:
         for u in prange(m):
             cell_of[u] = sorted_key[order[u]]
         for u in prange(m):
             sorted_key[u] = cell_of[u]
 
 
-@njit(cache=True, inline="always")
-def _axis_range(v, rp, a, geom, n):
-    """Cells of axis ``a`` that a sphere of radius ``rp`` around ``v`` can touch.
-
-    Returns ``(lo, hi, vv, full)``: unwrapped cell indices ``lo..hi`` (on a ring
-    they may fall outside ``0..n-1`` and are wrapped by the caller), the
-    coordinate ``vv`` in the frame the cell edges are measured in, and ``full``
-    when the range covers the whole ring (then every cell is visited once and no
-    pruning is done on this axis).  ``lo > hi`` means nothing is in reach.
-    """
-    v = float(v)
-    ring = geom[9 + a]
-    inv = geom[6 + a]
-    if ring > 0.0:
-        if not (v > -np.inf and v < np.inf):
-            return np.int64(1), np.int64(0), v, False
-        if 2.0 * rp >= ring:
-            return np.int64(0), n - 1, v, True
-        vv = v - ring * math.floor(v / ring)
-        lo = np.int64(math.floor((vv - rp) * inv))
-        hi = np.int64(math.floor((vv + rp) * inv))
-        if hi - lo + 1 >= n:
-            return np.int64(0), n - 1, vv, True
-        return lo, hi, vv, False
-    flo = (v - rp - geom[a]) * inv
-    fhi = (v + rp - geom[a]) * inv
-    if not (fhi >= 0.0 and flo < n):
-        return np.int64(1), np.int64(0), v, False
-    lo = np.int64(0)
-    if flo > 0.0:
-        lo = np.int64(flo)
-    hi = n - 1
-    if fhi < n:
-        hi = np.int64(fhi)
-    return lo, hi, v, False
+_counting_sort_serial, _counting_sort_parallel = _serial_and_parallel(
+    _counting_sort_body, "_counting_sort"
+)
 
 
-@njit(cache=True, inline="always")
-def _gap(vv, c, a, geom, full):
-    """Distance from ``vv`` to the slab of unwrapped cell ``c`` on axis ``a`` (0 inside)."""
-    if full:
-        return 0.0
-    w = geom[3 + a]
-    edge_lo = geom[a] + c * w if geom[9 + a] == 0.0 else c * w
-    if vv < edge_lo:
-        return edge_lo - vv
-    edge_hi = edge_lo + w
-    if vv > edge_hi:
-        return vv - edge_hi
-    return 0.0
+# ---------------------------------------------------------------------------
+# Query.
+# ---------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
-def _query_one_dense(
-    i, px, py, pz, fx, fy, fz, thr, tpos, torder, start, geom, idim, box, r2, rp,
-    sees_all, excl, k, out_index, out_distance,
+def _query_body(
+    spos, sorder, sfwd, tpos, torder, tkey, start, geom, idim, box, r2, rp, cos_limit,
+    sees_all, exclude_self, k, out_index, out_distance, out_count, out_overflow,
 ):
-    """All candidates of animal ``i`` in a dense grid, visited as x-row runs."""
-    nx = idim[0]
-    ny = idim[1]
-    nz = idim[2]
-    count = 0
-    total = 0
-    ylo, yhi, yv, yfull = _axis_range(py, rp, 1, geom, ny)
-    zlo, zhi, zv, zfull = _axis_range(pz, rp, 2, geom, nz)
-    if ylo > yhi or zlo > zhi:
-        return count, total
-    xring = geom[9] > 0.0
-    rp2 = rp * rp
-    for czu in range(zlo, zhi + 1):
-        gz = _gap(zv, czu, 2, geom, zfull)
-        rem_z = rp2 - gz * gz
-        if rem_z < 0.0:
-            continue
-        cz = czu % nz
-        for cyu in range(ylo, yhi + 1):
-            gy = _gap(yv, cyu, 1, geom, yfull)
-            rem = rem_z - gy * gy
-            if rem < 0.0:
-                continue
-            cy = cyu % ny
-            base = (cz * ny + cy) * nx
-            xlo, xhi, xv, xfull = _axis_range(px, math.sqrt(rem), 0, geom, nx)
-            if xlo > xhi:
-                continue
-            if xring and not xfull and (xlo < 0 or xhi >= nx):
-                # The chord crosses the periodic seam: two runs.
-                if xlo < 0:
-                    a0 = xlo + nx
-                    b0 = nx - 1
-                    a1 = np.int64(0)
-                    b1 = xhi
-                else:
-                    a0 = xlo
-                    b0 = nx - 1
-                    a1 = np.int64(0)
-                    b1 = xhi - nx
-                count, total = _scan_run(
-                    start[base + a0], start[base + b0 + 1], px, py, pz, fx, fy, fz, thr,
-                    tpos, torder, box, r2, sees_all, excl, k, out_index, out_distance,
-                    i, count, total,
-                )
-                count, total = _scan_run(
-                    start[base + a1], start[base + b1 + 1], px, py, pz, fx, fy, fz, thr,
-                    tpos, torder, box, r2, sees_all, excl, k, out_index, out_distance,
-                    i, count, total,
-                )
-            else:
-                count, total = _scan_run(
-                    start[base + xlo], start[base + xhi + 1], px, py, pz, fx, fy, fz, thr,
-                    tpos, torder, box, r2, sees_all, excl, k, out_index, out_distance,
-                    i, count, total,
-                )
-    return count, total
+    """Neighbours of the animals ``spos`` ((n, 3) float32, in cell order; ``sorder``
+    maps slot to original index, ``sfwd`` is indexed by original index) among the
+    cell-ordered targets ``tpos`` / ``torder`` / ``tkey`` with cell starts ``start``.
 
-
-@njit(cache=True, inline="always")
-def _query_one_hash(
-    i, px, py, pz, fx, fy, fz, thr, tpos, torder, tkey, start, geom, idim, box, r2, rp,
-    sees_all, excl, k, out_index, out_distance,
-):
-    """All candidates of animal ``i`` in a hashed grid, visited cell by cell.
-
-    Slots whose stored key differs from the visited cell's key belong to another
-    cell that shares the bucket and are skipped, so no target is seen twice.
+    Per animal: visit the (y, z) rows in reach, skip rows beyond the sphere,
+    cut each row to the sphere's chord in x, and scan the resulting runs (dense
+    grid: one run per row, two across a seam; hashed grid: one bucket per cell,
+    filtered by key).  Per candidate: float32 offset (minimum image only in seam
+    rows/runs), squared distance against ``r2``, self test, square root, field
+    of view test, insertion into the row's sorted top-k.  Writes row ``i`` of
+    the outputs only.
     """
-    nx = idim[0]
-    ny = idim[1]
-    nz = idim[2]
+    n = spos.shape[0]
+    gx, gy, gz = geom[0], geom[1], geom[2]
+    wx, wy, wz = geom[3], geom[4], geom[5]
+    ix, iy, iz = geom[6], geom[7], geom[8]
+    rx, ry, rz = geom[9], geom[10], geom[11]
+    nx, ny, nz = idim[0], idim[1], idim[2]
+    hashed = idim[3] == _MODE_HASH
     mask = idim[4]
     shift = 64 - idim[6]
-    count = 0
-    total = 0
-    xlo, xhi, xv, xfull = _axis_range(px, rp, 0, geom, nx)
-    ylo, yhi, yv, yfull = _axis_range(py, rp, 1, geom, ny)
-    zlo, zhi, zv, zfull = _axis_range(pz, rp, 2, geom, nz)
-    if xlo > xhi or ylo > yhi or zlo > zhi:
-        return count, total
+    skip_x, skip_y, skip_z = idim[7] == 1, idim[8] == 1, idim[9] == 1
+    bx, by, bz = box[0], box[1], box[2]
+    one = np.float32(1.0)
+    vx = one / bx if bx > 0 else np.float32(0.0)
+    vy = one / by if by > 0 else np.float32(0.0)
+    vz = one / bz if bz > 0 else np.float32(0.0)
     rp2 = rp * rp
-    bx = box[0]
-    by = box[1]
-    bz = box[2]
-    for czu in range(zlo, zhi + 1):
-        gz = _gap(zv, czu, 2, geom, zfull)
-        rem_z = rp2 - gz * gz
-        if rem_z < 0.0:
-            continue
-        cz = czu % nz
-        for cyu in range(ylo, yhi + 1):
-            gy = _gap(yv, cyu, 1, geom, yfull)
-            rem_y = rem_z - gy * gy
-            if rem_y < 0.0:
+    for t in prange(n):
+        i = sorder[t]
+        px = spos[t, 0]
+        py = spos[t, 1]
+        pz = spos[t, 2]
+        fx = sfwd[i, 0]
+        fy = sfwd[i, 1]
+        fz = sfwd[i, 2]
+        thr = _fov_threshold(fx, fy, fz, cos_limit)
+        excl = i if exclude_self else -1
+        count = 0
+        total = 0
+        ylo, yhi, yv, yfull = _axis_range(py, rp, gy, iy, ry, ny)
+        zlo, zhi, zv, zfull = _axis_range(pz, rp, gz, iz, rz, nz)
+        if ylo > yhi or zlo > zhi:
+            ylo = np.int64(1)
+            yhi = np.int64(0)
+        for czu in range(zlo, zhi + 1):
+            dz = _gap(zv, czu, gz, wz, zfull)
+            rem_z = rp2 - dz * dz
+            if rem_z < 0.0:
                 continue
-            cy = cyu % ny
-            for cxu in range(xlo, xhi + 1):
-                gx = _gap(xv, cxu, 0, geom, xfull)
-                if gx * gx > rem_y:
+            cz = _wrap_cell(czu, nz)
+            # Seam-free rows on a ring need no minimum image (see _plan).
+            lz = bz if (bz > 0 and not (skip_z and czu == cz and not zfull)) else np.float32(0.0)
+            for cyu in range(ylo, yhi + 1):
+                dy = _gap(yv, cyu, gy, wy, yfull)
+                rem = rem_z - dy * dy
+                if rem < 0.0:
                     continue
-                cx = cxu % nx
-                key = cx | (cy << 21) | (cz << 42)
-                b = _hash_bucket(key, mask, shift)
-                for u in range(start[b], start[b + 1]):
-                    if tkey[u] != key:
-                        continue
-                    ox = wrap_offset(tpos[u, 0] - px, bx)
-                    oy = wrap_offset(tpos[u, 1] - py, by)
-                    oz = wrap_offset(tpos[u, 2] - pz, bz)
-                    d2 = ox * ox + oy * oy + oz * oz
-                    if d2 <= r2:
+                cy = _wrap_cell(cyu, ny)
+                ly = by if (by > 0 and not (skip_y and cyu == cy and not yfull)) else np.float32(0.0)
+                xlo, xhi, xv, xfull = _axis_range(px, math.sqrt(rem), gx, ix, rx, nx)
+                if xlo > xhi:
+                    continue
+                seam = rx > 0.0 and not xfull and (xlo < 0 or xhi >= nx)
+                lx = bx if (bx > 0 and not (skip_x and not seam and not xfull)) else np.float32(0.0)
+                wrap_any = lx > 0 or ly > 0 or lz > 0
+                base = (cz * ny + cy) * nx
+                keybase = (cy << 21) | (cz << 42)
+                # Runs: dense rows give one contiguous run (two across a seam);
+                # hashed rows give one bucket per cell.
+                a0 = xlo
+                b0 = xhi
+                a1 = np.int64(0)
+                b1 = np.int64(-1)
+                nruns = 1
+                if hashed:
+                    nruns = xhi - xlo + 1
+                elif seam:
+                    nruns = 2
+                    if xlo < 0:
+                        a0 = xlo + nx
+                        b0 = nx - 1
+                        b1 = xhi
+                    else:
+                        b0 = nx - 1
+                        b1 = xhi - nx
+                for q in range(nruns):
+                    key = np.int64(0)
+                    if hashed:
+                        key = keybase | _wrap_cell(xlo + q, nx)
+                        b = _hash_bucket(key, mask, shift)
+                        s0 = start[b]
+                        s1 = start[b + 1]
+                    elif q == 0:
+                        s0 = start[base + a0]
+                        s1 = start[base + b0 + 1]
+                    else:
+                        s0 = start[base + a1]
+                        s1 = start[base + b1 + 1]
+                    for u in range(s0, s1):
+                        if hashed and tkey[u] != key:
+                            continue
+                        ox = tpos[u, 0] - px
+                        oy = tpos[u, 1] - py
+                        oz = tpos[u, 2] - pz
+                        if wrap_any:
+                            ox = _wrap(ox, lx, vx)
+                            oy = _wrap(oy, ly, vy)
+                            oz = _wrap(oz, lz, vz)
+                        d2 = ox * ox + oy * oy + oz * oz
+                        if d2 > r2:
+                            continue
                         j = torder[u]
                         if j == excl:
                             continue
                         dist = math.sqrt(d2)
-                        if sees_all or fx * ox + fy * oy + fz * oz >= thr * dist:
-                            total += 1
-                            count = _offer(out_index, out_distance, i, count, k, dist, j)
-    return count, total
+                        if not (sees_all or fx * ox + fy * oy + fz * oz >= thr * dist):
+                            continue
+                        total += 1
+                        pos = _insert_at(
+                            count, k, dist, j, out_distance[i, k - 1], out_index[i, k - 1]
+                        )
+                        if pos < 0:
+                            continue
+                        if count < k:
+                            count += 1
+                        while pos > 0:
+                            prev = out_distance[i, pos - 1]
+                            if prev > dist or (prev == dist and out_index[i, pos - 1] > j):
+                                out_distance[i, pos] = prev
+                                out_index[i, pos] = out_index[i, pos - 1]
+                                pos -= 1
+                            else:
+                                break
+                        out_distance[i, pos] = dist
+                        out_index[i, pos] = j
+        for s in range(count, k):
+            out_index[i, s] = -1
+            out_distance[i, s] = np.inf
+        out_count[i] = count
+        out_overflow[i] = total - count
 
 
-@njit(cache=True, inline="always")
-def _query_row(
-    t, spos, sorder, sfwd, tpos, torder, tkey, start, geom, idim, box, r2, rp, cos_limit,
-    sees_all, exclude_self, k, out_index, out_distance, out_count, out_overflow,
-):
-    """Answer the query of the ``t``-th animal in cell order; writes only its own row."""
-    i = sorder[t]
-    px = spos[t, 0]
-    py = spos[t, 1]
-    pz = spos[t, 2]
-    fx = sfwd[i, 0]
-    fy = sfwd[i, 1]
-    fz = sfwd[i, 2]
-    thr = _fov_threshold(fx, fy, fz, cos_limit)
-    excl = i if exclude_self else -1
-    if idim[3] == _MODE_DENSE:
-        count, total = _query_one_dense(
-            i, px, py, pz, fx, fy, fz, thr, tpos, torder, start, geom, idim, box, r2, rp,
-            sees_all, excl, k, out_index, out_distance,
-        )
-    else:
-        count, total = _query_one_hash(
-            i, px, py, pz, fx, fy, fz, thr, tpos, torder, tkey, start, geom, idim, box, r2,
-            rp, sees_all, excl, k, out_index, out_distance,
-        )
-    _finish_row(out_index, out_distance, out_count, out_overflow, i, count, total, k)
+_query_serial, _query_parallel = _serial_and_parallel(_query_body, "_query")
 
 
-@njit(cache=True)
-def _query_serial(
-    spos, sorder, sfwd, tpos, torder, tkey, start, geom, idim, box, r2, rp, cos_limit,
-    sees_all, exclude_self, k, out_index, out_distance, out_count, out_overflow,
-):
-    """Serial query loop over the animals in cell order (small populations)."""
-    for t in range(spos.shape[0]):
-        _query_row(
-            t, spos, sorder, sfwd, tpos, torder, tkey, start, geom, idim, box, r2, rp,
-            cos_limit, sees_all, exclude_self, k, out_index, out_distance, out_count,
-            out_overflow,
-        )
-
-
-@njit(cache=True, parallel=True)
-def _query_parallel(
-    spos, sorder, sfwd, tpos, torder, tkey, start, geom, idim, box, r2, rp, cos_limit,
-    sees_all, exclude_self, k, out_index, out_distance, out_count, out_overflow,
-):
-    """Parallel query loop; rows are independent so the result equals the serial one."""
-    for t in prange(spos.shape[0]):
-        _query_row(
-            t, spos, sorder, sfwd, tpos, torder, tkey, start, geom, idim, box, r2, rp,
-            cos_limit, sees_all, exclude_self, k, out_index, out_distance, out_count,
-            out_overflow,
-        )
-
-
-def _grow(buf: np.ndarray, size: int, shape_tail: tuple = ()) -> np.ndarray:
-    """Return ``buf`` if it holds ``size`` rows, else a new buffer with 1.5x headroom."""
+def _grow(buf: np.ndarray, size: int) -> np.ndarray:
+    """``buf`` if it holds ``size`` rows, else a new buffer with 1.5x headroom."""
     if buf.shape[0] >= size:
         return buf
     cap = max(size, int(buf.shape[0] * 1.5), 16)
-    return np.empty((cap,) + shape_tail, dtype=buf.dtype)
+    return np.empty((cap,) + buf.shape[1:], dtype=buf.dtype)
 
 
 class GridIndex:
@@ -641,19 +674,24 @@ class GridIndex:
     ``build`` sorts the targets into cell order; ``query`` answers the
     neighbour query of a population of animals against them.  All buffers live
     on the object and grow by capacity, so repeated calls with unchanged sizes
-    allocate nothing.  The grid is rebuilt from scratch on every ``build`` (see
-    the module docstring for why).
+    allocate nothing.  See the module docstring for the design.
 
-    Typical use, as ``find_neighbors`` does it::
+    Use, as ``find_neighbors`` does::
 
         grid = GridIndex()
-        grid.build(target_position, max_distance, box=box32)
-        grid.query(self_position, self_forward, max_distance, fov_deg, k, out..., exclude_self=...)
+        grid.build(target_position, max_distance, box32, self_position=self_position)
+        grid.query(self_position, self_forward, max_distance, fov_deg, k,
+                   out_index, out_distance, out_count, out_overflow, exclude_self=...)
+
+    Positions are (n, 3) float32 C-ordered arrays; ``box32`` is None or the
+    (3,) float32 periodic box with 0 on axes that do not wrap
+    (``neighbors.normalize_box``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, cell_scale: float = CELL_SCALE) -> None:
+        self.cell_scale = float(cell_scale)
         self.geom = np.zeros(12, dtype=np.float64)
-        self.idim = np.zeros(8, dtype=np.int64)
+        self.idim = np.zeros(10, dtype=np.int64)
         self.start = np.zeros(16, dtype=np.int32)
         self.cursor = np.zeros(16, dtype=np.int32)
         self.cell_of = np.zeros(16, dtype=np.int64)
@@ -664,13 +702,11 @@ class GridIndex:
         self.self_positions = np.zeros((16, 3), dtype=np.float32)
         self.self_keys = np.zeros(16, dtype=np.int64)
         self.self_start = np.zeros(16, dtype=np.int32)
-        self._bbox = np.zeros(6, dtype=np.float64)
-        self._bbox2 = np.zeros(6, dtype=np.float64)
+        self._bbox = np.zeros(18, dtype=np.float64)
         self._box = np.zeros(3, dtype=np.float32)
         self._targets: np.ndarray | None = None
         self._m = 0
         self._reach = 0.0
-        self.cell_scale = CELL_SCALE
 
     @property
     def mode(self) -> str:
@@ -682,6 +718,11 @@ class GridIndex:
         """Cells per axis of the last ``build``."""
         return int(self.idim[0]), int(self.idim[1]), int(self.idim[2])
 
+    @property
+    def cell_width(self) -> tuple[float, float, float]:
+        """Cell widths per axis (metres) of the last ``build``."""
+        return float(self.geom[3]), float(self.geom[4]), float(self.geom[5])
+
     def build(
         self,
         target_position: np.ndarray,
@@ -689,133 +730,39 @@ class GridIndex:
         box: np.ndarray | None = None,
         self_position: np.ndarray | None = None,
     ) -> None:
-        """Sort ``target_position`` ((m, 3) float32, C order) into a grid for radius ``max_distance``.
+        """Sort ``target_position`` ((m, 3) float32) into a grid for radius ``max_distance``.
 
-        ``box`` is the normalised periodic box ((3,) float32, 0 for axes that
-        do not wrap) or None.  ``self_position`` (optional, (n, 3) float32) is
-        the population that will query: its extent decides whether a periodic
-        axis can be gridded flat (when the animals occupy much less than the
-        period no pair can reach around the seam, so the grid need not span the
-        whole box, e.g. the constant y of a 2D simulation).
+        ``box``: None or the normalised (3,) float32 periodic box.
+        ``self_position`` (optional (n, 3) float32): the animals that will
+        query, whose extent is needed to decide whether a wrapping axis can be
+        gridded flat (``_plan``); pass it whenever it is not the target array.
         """
         m = target_position.shape[0]
-        self._m = m
-        self._targets = target_position
         box32 = self._box
         if box is None:
             box32[:] = 0.0
         else:
             box32[:] = box
-        # Pruning reach: inflated so float32 rounding of the exact test can never
-        # accept a pair the grid did not visit.
-        _bbox(target_position, self._bbox)
-        lo_t = self._bbox[:3]
-        hi_t = self._bbox[3:]
-        lo_u = lo_t.copy()
-        hi_u = hi_t.copy()
-        if self_position is not None and self_position is not target_position and self_position.shape[0]:
-            _bbox(self_position, self._bbox2)
-            np.minimum(lo_u, self._bbox2[:3], out=lo_u)
-            np.maximum(hi_u, self._bbox2[3:], out=hi_u)
-        mag = 0.0
-        for v in (lo_u, hi_u, box32):
-            for x in v:
-                if math.isfinite(x):
-                    mag = max(mag, abs(float(x)))
-        r = float(max_distance)
-        reach = r * (1.0 + 2.0**-16) + mag * 2.0**-18 + 1e-30
-        self._reach = reach
-        w = max(r * self.cell_scale, reach * 0.5, 1e-30)
-        geom = self.geom
-        dims = [1, 1, 1]
-        ring = [0.0, 0.0, 0.0]
-        origin = [0.0, 0.0, 0.0]
-        extent = [0.0, 0.0, 0.0]
-        for a in range(3):
-            L = float(box32[a])
-            lo = float(lo_t[a]) if math.isfinite(lo_t[a]) else 0.0
-            hi = float(hi_t[a]) if math.isfinite(hi_t[a]) else lo
-            span_u = float(hi_u[a] - lo_u[a]) if math.isfinite(hi_u[a] - lo_u[a]) else 0.0
-            if L > 0.0 and span_u >= L - 2.0 * reach:
-                ring[a] = L
-                extent[a] = L
-            else:
-                origin[a] = lo
-                extent[a] = max(hi - lo, 0.0)
-
-        def layout(width: float) -> tuple[list[int], list[float]]:
-            d, ws = [], []
-            for a in range(3):
-                if ring[a] > 0.0:
-                    n = max(1, int(ring[a] / width))
-                    d.append(n)
-                    ws.append(ring[a] / n)
-                else:
-                    d.append(int(extent[a] / width) + 1)
-                    ws.append(width)
-            return d, ws
-
-        cap = min(max(_CELLS_PER_POINT * m, _MIN_CELL_CAP), _MAX_DENSE_CELLS)
-        mode = _MODE_DENSE
-        cells = 1.0
-        for a in range(3):
-            cells *= float(ring[a] / w if ring[a] > 0.0 else extent[a] / w + 1.0)
-        width = w
-        if cells > cap:
-            # Enlarge cells a little if that fits; far-flung populations hash.
-            ndim = sum(1 for a in range(3) if (ring[a] or extent[a]) > 2.0 * w)
-            grow = (cells / cap) ** (1.0 / max(ndim, 1))
-            if grow <= 2.0:
-                width = w * grow * 1.01
-                dims, widths = layout(width)
-                while dims[0] * dims[1] * dims[2] > cap:
-                    width *= 1.1
-                    dims, widths = layout(width)
-            else:
-                mode = _MODE_HASH
-        if mode == _MODE_DENSE:
-            dims, widths = layout(width)
-            ncells = dims[0] * dims[1] * dims[2]
-            nbits = 0
-            mask = 0
-        else:
-            dims, widths = [], []
-            for a in range(3):
-                if ring[a] > 0.0:
-                    n = min(max(1, int(ring[a] / w)), _HASH_COORD_LIMIT)
-                    dims.append(n)
-                    widths.append(ring[a] / n)
-                else:
-                    n = int(extent[a] / w) + 1
-                    if n > _HASH_COORD_LIMIT:
-                        widths.append(extent[a] / (_HASH_COORD_LIMIT - 1))
-                        n = _HASH_COORD_LIMIT
-                    else:
-                        widths.append(w)
-                    dims.append(n)
-            nbits = max(6, int(math.ceil(math.log2(max(2 * m, 64)))))
-            ncells = 1 << nbits
-            mask = ncells - 1
-        for a in range(3):
-            geom[a] = origin[a]
-            geom[3 + a] = widths[a]
-            geom[6 + a] = 1.0 / widths[a]
-            geom[9 + a] = ring[a]
-        idim = self.idim
-        idim[0:3] = dims
-        idim[3] = mode
-        idim[4] = mask
-        idim[5] = ncells
-        idim[6] = nbits
-        self.start = _grow(self.start, ncells + 1)
-        self.cursor = _grow(self.cursor, ncells)
-        self.cell_of = _grow(self.cell_of, m)
-        self.order = _grow(self.order, m)
-        self.positions = _grow(self.positions, m, (3,))
-        self.keys = _grow(self.keys, m)
-        sort = _counting_sort_parallel if m >= PARALLEL_BUILD_MIN else _counting_sort
-        sort(target_position, geom, idim, self.start, self.cursor, self.cell_of, self.order,
-             self.positions, self.keys)
+        use_spos = self_position is not None and self_position is not target_position
+        spos = self_position if use_spos else target_position
+        self._reach = _plan(
+            target_position, spos, use_spos, box32, float(max_distance), self.cell_scale,
+            self._bbox, self.geom, self.idim,
+        )
+        ncells = int(self.idim[5])
+        if self.start.shape[0] < ncells + 1:
+            self.start = _grow(self.start, ncells + 1)
+            self.cursor = _grow(self.cursor, ncells)
+        if self.order.shape[0] < m:
+            self.cell_of = _grow(self.cell_of, m)
+            self.order = _grow(self.order, m)
+            self.positions = _grow(self.positions, m)
+            self.keys = _grow(self.keys, m)
+        sort = _counting_sort_parallel if m >= PARALLEL_BUILD_MIN else _counting_sort_serial
+        sort(target_position, self.geom, self.idim, self.start, self.cursor, self.cell_of,
+             self.order, self.positions, self.keys)
+        self._targets = target_position
+        self._m = m
 
     def query(
         self,
@@ -833,37 +780,41 @@ class GridIndex:
     ) -> None:
         """Neighbours of every animal in ``self_position`` among the built targets.
 
-        ``self_position``/``self_forward``: (n, 3) float32, C order.
+        ``self_position``, ``self_forward``: (n, 3) float32, C order.
         ``max_distance`` must not exceed the radius given to ``build``.  Writes
-        the (n, k) ``out_index`` (int32, -1 padded) and ``out_distance``
-        (float32, +inf padded) rows sorted by (distance, index), and the (n,)
-        int32 ``out_count`` and ``out_overflow``.  If ``self_position`` is the
-        very array that was built, the build's cell order is reused for the
-        query order; otherwise the animals are counting-sorted into the same
-        grid first so that consecutive queries read neighbouring memory.
+        ``out_index`` ((n, k) int32, -1 padded) and ``out_distance`` ((n, k)
+        float32, +inf padded) sorted by (distance, index), and the (n,) int32
+        ``out_count`` and ``out_overflow``.  When ``self_position`` is the array
+        that was built, the build's cell order is the query order; otherwise the
+        animals are first counting-sorted into the same grid so that
+        consecutive queries read neighbouring memory.
         """
         n = self_position.shape[0]
-        if max_distance * (1.0 + 2.0**-17) > self._reach:
+        if max_distance * (1.0 + _REACH_REL / 2) > self._reach:
             raise ValueError("query radius exceeds the radius the grid was built for")
         r2, cos_limit, sees_all = query_thresholds(float(max_distance), float(fov_deg))
+        m = self._m
         if self_position is self._targets:
-            spos = self.positions
+            spos = self.positions if self.positions.shape[0] == n else self.positions[:n]
             sorder = self.order
         else:
-            self.self_order = _grow(self.self_order, n)
-            self.self_positions = _grow(self.self_positions, n, (3,))
-            self.self_keys = _grow(self.self_keys, n)
-            self.self_start = _grow(self.self_start, int(self.idim[5]) + 1)
-            self.cell_of = _grow(self.cell_of, n)
-            sort = _counting_sort_parallel if n >= PARALLEL_BUILD_MIN else _counting_sort
+            ncells = int(self.idim[5])
+            if self.self_order.shape[0] < n:
+                self.self_order = _grow(self.self_order, n)
+                self.self_positions = _grow(self.self_positions, n)
+                self.self_keys = _grow(self.self_keys, n)
+                self.cell_of = _grow(self.cell_of, max(n, m))
+            if self.self_start.shape[0] < ncells + 1:
+                self.self_start = _grow(self.self_start, ncells + 1)
+                self.cursor = _grow(self.cursor, ncells)
+            sort = _counting_sort_parallel if n >= PARALLEL_BUILD_MIN else _counting_sort_serial
             sort(self_position, self.geom, self.idim, self.self_start, self.cursor, self.cell_of,
                  self.self_order, self.self_positions, self.self_keys)
-            spos = self.self_positions
+            spos = self.self_positions if self.self_positions.shape[0] == n else self.self_positions[:n]
             sorder = self.self_order
         kernel = _query_serial if n <= SERIAL_QUERY_MAX else _query_parallel
         kernel(
-            spos[:n] if spos.shape[0] != n else spos, sorder, self_forward, self.positions,
-            self.order, self.keys, self.start, self.geom, self.idim, self._box, r2,
-            self._reach, cos_limit, sees_all, exclude_self, k, out_index, out_distance,
-            out_count, out_overflow,
+            spos, sorder, self_forward, self.positions, self.order, self.keys, self.start,
+            self.geom, self.idim, self._box, r2, self._reach, cos_limit, sees_all,
+            exclude_self, k, out_index, out_distance, out_count, out_overflow,
         )

@@ -1,0 +1,119 @@
+"""The benchmark harness behind ``starling bench`` (seed 000, 9.6.1 method).
+
+Animals at constant density in a wrap-around cube (so no boundary effects), random
+start, the thesis' flocking pipeline (one k-nearest query within radius and field of
+view, cohesion, alignment, separation, the desire merger, the 3D mover). After a
+warm-up (compilation, caches), steps are timed one by one and reported as medians and
+95th percentiles. The stages are also timed separately on the same state, so the
+report says where the time goes.
+"""
+from __future__ import annotations
+
+import time
+from typing import Iterable, Optional
+
+import numpy as np
+
+from .config import validate_scenario
+from .simulation import Simulation
+from .steering.mergers import merge
+from .steering.pipeline import PARALLEL_THRESHOLD
+from .steering.queries.neighbors import find_neighbors
+
+
+def bench_scenario(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5, fov_deg: float = 270.0,
+                   method: str = "grid", seed: int = 0) -> dict:
+    """Scenario data of the benchmark: ``n`` animals at ``density`` per m³ in a periodic cube."""
+    side = (n / density) ** (1.0 / 3.0)
+    return {
+        "name": f"bench-{n}",
+        "seed": seed,
+        "dt": 1.0 / 60.0,
+        "world": {"bounds_min": [0.0, 0.0, 0.0], "bounds_max": [side] * 3, "wrap": True},
+        "species": [{
+            "name": "boid",
+            "count": n,
+            "spawn": {"shape": "box", "center": [side / 2] * 3, "size": [side] * 3, "speed": [2.0, 4.0]},
+            "mover": {"kind": "free", "max_speed": 6.0},
+            "groups": [{
+                "label": "flocking",
+                "query": {"max_distance": radius, "k": k, "fov_deg": fov_deg, "method": method},
+                "behaviors": [
+                    {"kind": "cohesion", "priority": 0, "weight_direction": 0.5},
+                    {"kind": "alignment", "priority": 1, "weight_direction": 0.6, "weight_speed": 0.3},
+                    {"kind": "separation", "priority": 2, "weight_direction": 0.7},
+                ],
+            }],
+        }],
+    }
+
+
+def _stats(samples_s: list[float]) -> dict:
+    a = np.asarray(samples_s) * 1000.0
+    return {"median": round(float(np.median(a)), 4), "p95": round(float(np.percentile(a, 95)), 4)}
+
+
+def _timed(fn, repeats: int) -> list[float]:
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def _repeats_for(n: int, budget_s: float) -> int:
+    # rough per-step estimate (1 µs per animal) to fit the time budget, within [5, 200]
+    return int(min(200, max(5, budget_s / max(n * 1e-6, 1e-5))))
+
+
+def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5, fov_deg: float = 270.0,
+               method: str = "grid", warmup: int = 3, repeats: Optional[int] = None, budget_s: float = 3.0) -> dict:
+    """Time the full pipeline and each stage for ``n`` animals."""
+    sim = Simulation(validate_scenario(bench_scenario(n, density=density, radius=radius, k=k, fov_deg=fov_deg,
+                                                      method=method)), record_debug=False)
+    repeats = repeats or _repeats_for(n, budget_s)
+    sim.step(warmup)
+    steps = _timed(lambda: sim.step(1), repeats)
+
+    # the stages, on the state the run left
+    world = sim.world
+    pipe = sim.pipelines[0]
+    pop = world.population("boid")
+    group = pipe.groups[0]
+    box = world.box
+    box32 = box.astype(np.float32)
+    parallel = n >= PARALLEL_THRESHOLD
+    stage_repeats = max(3, repeats // 2)
+    profile = {}
+    query = _timed(lambda: find_neighbors(pop.position, pop.forward, pop.position, group.query,
+                                          exclude_self=True, box=box, out=group.neighbors), stage_repeats)
+    profile["query"] = _stats(query)
+    others, nbrs = pipe._query(world, pop, group, box, False)
+    agents = pop.agents()
+    for slot in group.behaviors:
+        kernel = slot.spec.compiled(parallel)
+        out = pipe.results.view(slot.row, n)
+        profile[slot.name] = _stats(_timed(
+            lambda: kernel(agents, others, nbrs, box32, slot.kernel_params, 0.0, sim.dt, out), stage_repeats))
+    desired = pipe.desired[:n]
+    profile["merger"] = _stats(_timed(
+        lambda: merge("priority_desire", pipe.results.stacked(n), pop.velocity, pop.forward, desired,
+                      parallel=parallel), stage_repeats))
+    mover = sim.movers[0]
+    lo, hi = world.bounds_min, world.bounds_max
+    profile["mover"] = _stats(_timed(
+        lambda: mover.move(pop.position, pop.velocity, pop.forward, pop.up, desired, sim.dt,
+                           wrap=(lo, hi - lo), parallel=parallel), stage_repeats))
+    return {
+        "n": n,
+        "step_ms": _stats(steps),
+        "query_ms": profile["query"],
+        "profile_ms": {name: s["median"] for name, s in profile.items()},
+        "steps_timed": repeats,
+        "health": sim.health(),
+    }
+
+
+def run_bench(sizes: Iterable[int], **kw) -> list[dict]:
+    return [bench_size(int(n), **kw) for n in sizes]

@@ -1,0 +1,556 @@
+/**
+ * The viewer application: wires the connection, the 3D world and the UI.
+ *
+ * Frames are applied at most once per animation frame and only the newest one
+ * (older ones that arrived in between are simply dropped), so a slow GPU
+ * lowers the drawn rate without queueing work or latency.
+ */
+import * as THREE from "three";
+import { Connection } from "./net/connection";
+import { parseFrame } from "./protocol/frame";
+import type {
+  ClientMessage, InspectMessage, SceneMessage, ServerMessage, StatusMessage, Vec3,
+} from "./protocol/messages";
+import { SpeciesLayer, Highlight } from "./render/animals";
+import { CameraRig, isTyping, type CameraMode, type FollowTarget } from "./render/cameras";
+import { SelectionOverlay } from "./render/debug";
+import { EnvironmentView } from "./render/environment";
+import { World } from "./render/world";
+import { Charts } from "./ui/charts";
+import { Inspector } from "./ui/inspector";
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+
+export interface Selection {
+  species: string;
+  uid: number;
+}
+
+export class App {
+  readonly world: World;
+  readonly env: EnvironmentView;
+  readonly rig: CameraRig;
+  readonly overlay: SelectionOverlay;
+  readonly inspector: Inspector;
+  readonly charts: Charts;
+  readonly connection: Connection;
+  layers: SpeciesLayer[] = [];
+  scene: SceneMessage | null = null;
+  status: StatusMessage | null = null;
+  inspect: InspectMessage | null = null;
+  selection: Selection | null = null;
+  errors: string[] = [];
+  step = 0;
+  time = 0;
+  framesApplied = 0;
+  renderFps = 0;
+  framesPerS = 0;
+  decodeMs = 0;
+  frameBytes = 0;
+  playerMode = false;
+  readonly playerPosition = new THREE.Vector3();
+  private readonly playerMarker: THREE.Group;
+  private pendingFrame: ArrayBuffer | null = null;
+  private lastTick = performance.now();
+  private fpsFrames = 0;
+  private fpsWindow = performance.now();
+  private framesAtWindow = 0;
+  private lastPanel = 0;
+  private lastHud = 0;
+  private lastPlayerSend = 0;
+  private scenarioShown = "";
+  private readonly pointer = new THREE.Vector2();
+  private pointerDown: { x: number; y: number; t: number } | null = null;
+  private readonly raycaster = new THREE.Raycaster();
+  private readonly keys = new Set<string>();
+
+  constructor(canvas: HTMLCanvasElement) {
+    this.world = new World(canvas);
+    this.env = new EnvironmentView(this.world.lightUniforms, this.world.sunWorld, this.world.skyTop);
+    this.world.scene.add(this.env.group);
+    this.rig = new CameraRig(this.world.camera, canvas);
+    this.overlay = new SelectionOverlay($("labels"));
+    this.world.scene.add(this.overlay.group);
+    this.inspector = new Inspector($("inspector"), () => this.deselect(), () => this.setCamera("follow"));
+    this.charts = new Charts($("charts"));
+    this.playerMarker = makePlayerMarker();
+    this.playerMarker.visible = false;
+    this.world.scene.add(this.playerMarker);
+    this.connection = new Connection(
+      Connection.defaultUrl(),
+      (buffer) => { this.pendingFrame = buffer; },
+      (message) => this.onMessage(message),
+      (connected) => this.onConnection(connected),
+    );
+    this.bindUi(canvas);
+    window.addEventListener("resize", () => {
+      this.world.resize();
+      this.charts.resize();
+    });
+  }
+
+  start(): void {
+    this.connection.open();
+    const loop = () => {
+      this.tick();
+      requestAnimationFrame(loop);
+    };
+    requestAnimationFrame(loop);
+  }
+
+  send(message: ClientMessage): boolean {
+    return this.connection.send(message);
+  }
+
+  // ---- server messages ---------------------------------------------------------------
+
+  private onConnection(connected: boolean): void {
+    $("conn").classList.toggle("ok", connected);
+    $("conn-text").textContent = connected ? "live" : "reconnecting…";
+    if (!connected) this.clearSelection();
+  }
+
+  private onMessage(message: ServerMessage): void {
+    switch (message.type) {
+      case "scene": this.onScene(message); break;
+      case "status": this.onStatus(message); break;
+      case "inspect": this.onInspect(message); break;
+      case "error":
+        this.errors.push(message.message);
+        if (this.errors.length > 50) this.errors.shift();
+        this.toast(message.message, "error");
+        break;
+      case "ack":
+        if (message.action !== "move_player") this.toast(`${message.action.replace("_", " ")} ✓`, "info");
+        break;
+      case "pong": break;
+    }
+  }
+
+  private onScene(scene: SceneMessage): void {
+    const changed = !this.scene || this.scene.scenario !== scene.scenario;
+    this.scene = scene;
+    for (const layer of this.layers) {
+      this.world.scene.remove(layer.mesh);
+      layer.dispose();
+    }
+    this.layers = scene.species.map((info) => new SpeciesLayer(info, this.world.lightUniforms));
+    for (const layer of this.layers) this.world.scene.add(layer.mesh);
+    const env = scene.environment;
+    this.world.setBounds(scene.world.bounds_min, scene.world.bounds_max, !!env?.terrain);
+    this.env.set(env);
+    if (changed || this.scenarioShown !== scene.scenario) {
+      this.rig.frame(this.world.boundsMin, this.world.boundsMax);
+      const c = new THREE.Vector3().addVectors(this.world.boundsMin, this.world.boundsMax).multiplyScalar(0.5);
+      this.playerPosition.set(c.x, this.groundHeight(c.x, c.z), c.z);
+      this.scenarioShown = scene.scenario;
+    }
+    this.clearSelection();
+    this.charts.setSpecies(scene.species);
+    const select = $<HTMLSelectElement>("scenario");
+    select.innerHTML = "";
+    for (const name of scene.scenarios) {
+      const option = document.createElement("option");
+      option.value = option.textContent = name;
+      select.appendChild(option);
+    }
+    select.value = scene.scenario;
+    const missing = Object.entries(scene.player).filter(([, ok]) => !ok).map(([k]) => k.replace("_", " "));
+    $("player-availability").textContent = missing.length
+      ? `Not available in this scenario: ${missing.join(", ")}.`
+      : "All player actions are available.";
+    $<HTMLButtonElement>("act-fire").disabled = !scene.player.fire;
+    $<HTMLButtonElement>("act-apple").disabled = !scene.player.throw_apple;
+  }
+
+  private onStatus(status: StatusMessage): void {
+    this.status = status;
+    $("play").textContent = status.paused ? "Play" : "Pause";
+    $("play").classList.toggle("active", status.paused);
+    $("mode").textContent = status.mode === "fast" ? "Fast" : "Real time";
+    $("mode").classList.toggle("active", status.mode === "fast");
+    const speed = $<HTMLSelectElement>("speed");
+    if (document.activeElement !== speed) speed.value = String(status.speed);
+    this.charts.push(status);
+    if (status.loading) $("conn-text").textContent = `loading ${status.scenario}…`;
+    else if (this.connection.connected) $("conn-text").textContent = "live";
+  }
+
+  private onInspect(info: InspectMessage): void {
+    if (!this.selection || info.species !== this.selection.species || info.uid !== this.selection.uid) return;
+    const neighborKey = (m: InspectMessage | null) => (m?.neighbors ?? []).map((n) => `${n.species}:${n.uid}`).join(",");
+    const highlightChanged = !this.inspect || neighborKey(this.inspect) !== neighborKey(info) || !info.alive;
+    this.inspect = info;
+    this.overlay.setInspect(info);
+    if (highlightChanged) this.applyHighlights();
+    const now = performance.now();
+    if (!info.alive || now - this.lastPanel > 150) {
+      this.inspector.show(info);
+      this.lastPanel = now;
+    }
+    if (!info.alive) this.selection = null;
+  }
+
+  private applyHighlights(): void {
+    const byName = new Map<string, Map<number, number>>();
+    for (const layer of this.layers) byName.set(layer.info.name, new Map());
+    if (this.selection && this.inspect?.alive) {
+      for (const n of this.inspect.neighbors ?? []) byName.get(n.species)?.set(n.uid, Highlight.Neighbor);
+      byName.get(this.selection.species)?.set(this.selection.uid, Highlight.Selected);
+    } else if (this.selection) {
+      byName.get(this.selection.species)?.set(this.selection.uid, Highlight.Selected);
+    }
+    for (const layer of this.layers) layer.setHighlights(byName.get(layer.info.name) ?? new Map());
+  }
+
+  // ---- selection -----------------------------------------------------------------------
+
+  select(species: string, uid: number): void {
+    this.selection = { species, uid };
+    this.inspect = null;
+    this.overlay.setInspect(null);
+    this.applyHighlights();
+    this.send({ type: "select", species, uid });
+  }
+
+  deselect(): void {
+    if (this.selection) this.send({ type: "deselect" });
+    this.clearSelection();
+    if (this.rig.mode === "follow") this.setCamera("orbit");
+  }
+
+  private clearSelection(): void {
+    this.selection = null;
+    this.inspect = null;
+    this.overlay.setInspect(null);
+    this.inspector.hide();
+    for (const layer of this.layers) layer.setHighlights(new Map());
+  }
+
+  /** The animal under a canvas pixel (the client coordinates of a click), if any. */
+  pickAt(clientX: number, clientY: number): { layer: SpeciesLayer; index: number; uid: number } | null {
+    const canvas = this.world.canvas;
+    const rect = canvas.getBoundingClientRect();
+    this.pointer.set(((clientX - rect.left) / rect.width) * 2 - 1, -((clientY - rect.top) / rect.height) * 2 + 1);
+    this.raycaster.setFromCamera(this.pointer, this.world.camera);
+    const pixelAngle = THREE.MathUtils.degToRad(this.world.camera.fov) / Math.max(rect.height, 1);
+    let best: { layer: SpeciesLayer; index: number; uid: number; score: number } | null = null;
+    for (const layer of this.layers) {
+      const hit = layer.pick(this.raycaster.ray, pixelAngle);
+      if (hit && (!best || hit.score < best.score)) best = { layer, index: hit.index, uid: hit.uid, score: hit.score };
+    }
+    return best;
+  }
+
+  /** Select the animal drawn closest to the middle of the view (test hook and the `N` key). */
+  selectNearestCenter(): Selection | null {
+    const cam = this.world.camera;
+    cam.updateMatrixWorld();
+    const m = new THREE.Matrix4().multiplyMatrices(cam.projectionMatrix, cam.matrixWorldInverse);
+    const e = m.elements;
+    let best: Selection | null = null;
+    let bestD = Infinity;
+    for (const layer of this.layers) {
+      const p = layer.positions;
+      for (let i = 0; i < layer.count; i++) {
+        const x = p[3 * i], y = p[3 * i + 1], z = p[3 * i + 2];
+        const w = e[3] * x + e[7] * y + e[11] * z + e[15];
+        if (w <= 0) continue;
+        const nx = (e[0] * x + e[4] * y + e[8] * z + e[12]) / w;
+        const ny = (e[1] * x + e[5] * y + e[9] * z + e[13]) / w;
+        const d = nx * nx + ny * ny;
+        if (d < bestD) {
+          bestD = d;
+          best = { species: layer.info.name, uid: layer.uids[i] };
+        }
+      }
+    }
+    if (best) this.select(best.species, best.uid);
+    return best;
+  }
+
+  private followTarget(): FollowTarget | null {
+    if (!this.selection) return null;
+    const layer = this.layers.find((l) => l.info.name === this.selection!.species);
+    if (!layer) return null;
+    const i = layer.indexOf(this.selection.uid);
+    if (i < 0) return null;
+    return {
+      position: new THREE.Vector3(layer.positions[3 * i], layer.positions[3 * i + 1], layer.positions[3 * i + 2]),
+      quaternion: new THREE.Quaternion(layer.quaternions[4 * i], layer.quaternions[4 * i + 1], layer.quaternions[4 * i + 2], layer.quaternions[4 * i + 3]),
+      scale: layer.info.scale,
+    };
+  }
+
+  setCamera(mode: CameraMode): void {
+    if (mode === "follow" && !this.selection) {
+      this.toast("Select an animal to follow it", "info");
+      return;
+    }
+    this.rig.setMode(mode);
+    if (mode === "follow") this.rig.followDistance = Math.max((this.layers.find((l) => l.info.name === this.selection?.species)?.info.scale ?? 1) * 8, 3);
+    document.querySelectorAll<HTMLButtonElement>("[data-camera]").forEach((b) => b.classList.toggle("active", b.dataset.camera === mode));
+  }
+
+  // ---- player ----------------------------------------------------------------------------
+
+  private groundHeight(x: number, z: number): number {
+    const terrain = this.env.terrain;
+    if (terrain) {
+      const ray = new THREE.Raycaster(new THREE.Vector3(x, 1e5, z), new THREE.Vector3(0, -1, 0));
+      const hit = ray.intersectObject(terrain, false)[0];
+      if (hit) return hit.point.y;
+    }
+    return this.world.groundY;
+  }
+
+  /** Where the cursor points: an animal, scenery, or the ground plane. */
+  aimPoint(clientX: number, clientY: number): THREE.Vector3 {
+    const animal = this.pickAt(clientX, clientY);
+    if (animal) {
+      const p = animal.layer.positions;
+      return new THREE.Vector3(p[3 * animal.index], p[3 * animal.index + 1], p[3 * animal.index + 2]);
+    }
+    const hits = this.raycaster.intersectObjects(this.env.surfaces, false);
+    if (hits.length) return hits[0].point.clone();
+    const plane = new THREE.Plane(new THREE.Vector3(0, 1, 0), -this.world.groundY);
+    const point = new THREE.Vector3();
+    if (this.raycaster.ray.intersectPlane(plane, point)) return point;
+    return this.raycaster.ray.at(50, point);
+  }
+
+  fireAt(target: THREE.Vector3): void {
+    const origin = this.playerMode
+      ? this.playerPosition.clone().add(new THREE.Vector3(0, 1.6, 0))
+      : this.world.camera.position.clone();
+    const direction = target.clone().sub(origin);
+    if (direction.lengthSq() < 1e-9) return;
+    direction.normalize();
+    this.send({ type: "fire", origin: vec(origin), direction: vec(direction) });
+  }
+
+  appleAt(target: THREE.Vector3, drop: boolean): void {
+    if (drop || !this.playerMode) {
+      this.send({ type: "throw_apple", origin: vec(target.clone().add(new THREE.Vector3(0, 2, 0))), velocity: [0, 0, 0] });
+      return;
+    }
+    // A ballistic throw from the player's hand that lands on the target.
+    const origin = this.playerPosition.clone().add(new THREE.Vector3(0, 1.5, 0));
+    const delta = target.clone().sub(origin);
+    const flight = THREE.MathUtils.clamp(delta.length() / 12, 0.4, 2.5);
+    const velocity = delta.divideScalar(flight).add(new THREE.Vector3(0, 0.5 * 9.81 * flight, 0));
+    this.send({ type: "throw_apple", origin: vec(origin), velocity: vec(velocity) });
+  }
+
+  setPlayerMode(on: boolean): void {
+    this.playerMode = on;
+    this.rig.keysCaptured = on;
+    this.playerMarker.visible = on;
+    $("player").classList.toggle("active", on);
+    $("player-panel").classList.toggle("hidden", !on);
+    document.body.classList.toggle("aiming", on);
+  }
+
+  private movePlayer(dt: number): void {
+    if (!this.playerMode) return;
+    const forward = new THREE.Vector3();
+    this.world.camera.getWorldDirection(forward);
+    forward.y = 0;
+    if (forward.lengthSq() < 1e-6) forward.set(0, 0, -1);
+    forward.normalize();
+    const right = new THREE.Vector3().crossVectors(forward, new THREE.Vector3(0, 1, 0));
+    const move = new THREE.Vector3()
+      .addScaledVector(forward, (this.keys.has("KeyW") ? 1 : 0) - (this.keys.has("KeyS") ? 1 : 0))
+      .addScaledVector(right, (this.keys.has("KeyD") ? 1 : 0) - (this.keys.has("KeyA") ? 1 : 0));
+    const size = new THREE.Vector3().subVectors(this.world.boundsMax, this.world.boundsMin);
+    if (move.lengthSq() > 0) {
+      const speed = Math.max(4, Math.max(size.x, size.z) / 30);
+      this.playerPosition.addScaledVector(move.normalize(), speed * dt);
+      this.playerPosition.x = THREE.MathUtils.clamp(this.playerPosition.x, this.world.boundsMin.x, this.world.boundsMax.x);
+      this.playerPosition.z = THREE.MathUtils.clamp(this.playerPosition.z, this.world.boundsMin.z, this.world.boundsMax.z);
+      this.playerPosition.y = this.groundHeight(this.playerPosition.x, this.playerPosition.z);
+      const now = performance.now();
+      if (this.scene?.player.move_player && now - this.lastPlayerSend > 100) {
+        this.lastPlayerSend = now;
+        this.send({ type: "move_player", position: vec(this.playerPosition), direction: vec(forward) });
+      }
+    }
+    this.playerMarker.position.copy(this.playerPosition);
+    this.playerMarker.scale.setScalar(Math.max(1, Math.max(size.x, size.z) / 150));
+  }
+
+  // ---- per frame -------------------------------------------------------------------------
+
+  private applyFrame(buffer: ArrayBuffer): void {
+    const t0 = performance.now();
+    let frame;
+    try {
+      frame = parseFrame(buffer);
+    } catch (err) {
+      this.toast(`bad frame: ${(err as Error).message}`, "error");
+      return;
+    }
+    for (const block of frame.species) this.layers[block.index]?.update(block);
+    this.decodeMs = 0.8 * this.decodeMs + 0.2 * (performance.now() - t0);
+    this.step = frame.step;
+    this.time = frame.time;
+    this.frameBytes = frame.byteLength;
+    this.framesApplied++;
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    const dt = Math.min((now - this.lastTick) / 1000, 0.1);
+    this.lastTick = now;
+    if (this.pendingFrame) {
+      const buffer = this.pendingFrame;
+      this.pendingFrame = null;
+      this.applyFrame(buffer);
+    }
+    const clock = now / 1000;
+    for (const layer of this.layers) layer.setTime(clock % 3600);
+    this.env.update(clock % 3600);
+    this.movePlayer(dt);
+    const target = this.followTarget();
+    if (this.rig.mode === "follow" && !target) this.setCamera("orbit");
+    this.rig.update(dt, target);
+    this.world.camera.updateMatrixWorld();
+    if (target && this.inspect) {
+      this.overlay.update(target.position, target.quaternion, target.scale, this.world.camera, this.world.canvas);
+    } else {
+      this.overlay.hide();
+    }
+    this.world.render();
+    this.fpsFrames++;
+    if (now - this.fpsWindow >= 1000) {
+      const span = (now - this.fpsWindow) / 1000;
+      this.renderFps = this.fpsFrames / span;
+      this.framesPerS = (this.connection.framesReceived - this.framesAtWindow) / span;
+      this.framesAtWindow = this.connection.framesReceived;
+      this.fpsFrames = 0;
+      this.fpsWindow = now;
+    }
+    if (now - this.lastHud > 250) {
+      this.lastHud = now;
+      this.updateHud();
+    }
+  }
+
+  private updateHud(): void {
+    const s = this.status;
+    const count = this.layers.reduce((sum, l) => sum + l.count, 0);
+    $("hud-fps").textContent = this.renderFps.toFixed(0);
+    $("hud-frames").textContent = this.framesPerS.toFixed(0);
+    $("hud-sps").textContent = s ? s.steps_per_s.toFixed(0) : "–";
+    $("hud-stepms").textContent = s ? s.step_ms.toFixed(2) : "–";
+    $("hud-count").textContent = count.toLocaleString();
+    $("hud-time").textContent = this.time.toFixed(1);
+    $("hud-step").textContent = String(this.step);
+    $("hud-kb").textContent = (this.frameBytes / 1024).toFixed(0);
+    $("hud-decode").textContent = this.decodeMs.toFixed(2);
+  }
+
+  toast(text: string, kind: "error" | "info" = "error"): void {
+    const el = document.createElement("div");
+    el.className = `toast ${kind}`;
+    el.textContent = text;
+    const box = $("toasts");
+    box.appendChild(el);
+    while (box.children.length > 4) box.firstElementChild?.remove();
+    setTimeout(() => el.remove(), 4500);
+  }
+
+  // ---- UI wiring -------------------------------------------------------------------------
+
+  private bindUi(canvas: HTMLCanvasElement): void {
+    $("play").addEventListener("click", () => this.togglePause());
+    $("step").addEventListener("click", () => this.send({ type: "step", n: 1 }));
+    $<HTMLSelectElement>("speed").addEventListener("change", (e) => {
+      this.send({ type: "speed", multiplier: Number((e.target as HTMLSelectElement).value) });
+    });
+    $("mode").addEventListener("click", () => {
+      this.send({ type: "mode", mode: this.status?.mode === "fast" ? "realtime" : "fast" });
+    });
+    $<HTMLSelectElement>("scenario").addEventListener("change", (e) => {
+      const name = (e.target as HTMLSelectElement).value;
+      if (name && name !== this.scene?.scenario) this.send({ type: "scenario", name });
+    });
+    document.querySelectorAll<HTMLButtonElement>("[data-camera]").forEach((b) => {
+      b.addEventListener("click", () => this.setCamera(b.dataset.camera as CameraMode));
+    });
+    $("player").addEventListener("click", () => this.setPlayerMode(!this.playerMode));
+    $("charts-toggle").addEventListener("click", () => this.toggleCharts());
+    $("act-fire").addEventListener("click", () => this.fireAt(this.centerAim()));
+    $("act-apple").addEventListener("click", () => this.appleAt(this.centerAim(), false));
+
+    let lastMove = { x: 0, y: 0 };
+    canvas.addEventListener("pointermove", (e) => { lastMove = { x: e.clientX, y: e.clientY }; });
+    canvas.addEventListener("pointerdown", (e) => {
+      this.pointerDown = { x: e.clientX, y: e.clientY, t: performance.now() };
+    });
+    canvas.addEventListener("pointerup", (e) => {
+      const down = this.pointerDown;
+      this.pointerDown = null;
+      if (!down || e.button !== 0) return;
+      if (Math.hypot(e.clientX - down.x, e.clientY - down.y) > 5) return; // a drag, not a click
+      if (e.shiftKey) {
+        this.fireAt(this.aimPoint(e.clientX, e.clientY));
+      } else if (e.altKey) {
+        this.appleAt(this.aimPoint(e.clientX, e.clientY), true);
+      } else {
+        const hit = this.pickAt(e.clientX, e.clientY);
+        if (hit) this.select(hit.layer.info.name, hit.uid);
+        else this.deselect();
+      }
+    });
+    window.addEventListener("keydown", (e) => {
+      if (isTyping(e)) return;
+      this.keys.add(e.code);
+      switch (e.code) {
+        case "Space": e.preventDefault(); this.togglePause(); break;
+        case "Period": this.send({ type: "step", n: 1 }); break;
+        case "Escape": this.deselect(); break;
+        case "Digit1": this.setCamera("orbit"); break;
+        case "Digit2": this.setCamera("fly"); break;
+        case "Digit3": this.setCamera("follow"); break;
+        case "KeyP": this.setPlayerMode(!this.playerMode); break;
+        case "KeyC": this.toggleCharts(); break;
+        case "KeyN": this.selectNearestCenter(); break;
+        case "KeyF": this.fireAt(this.aimPoint(lastMove.x, lastMove.y)); break;
+        case "KeyG": this.appleAt(this.aimPoint(lastMove.x, lastMove.y), !this.playerMode); break;
+      }
+    });
+    window.addEventListener("keyup", (e) => this.keys.delete(e.code));
+    window.addEventListener("blur", () => this.keys.clear());
+  }
+
+  private centerAim(): THREE.Vector3 {
+    const rect = this.world.canvas.getBoundingClientRect();
+    return this.aimPoint(rect.left + rect.width / 2, rect.top + rect.height / 2);
+  }
+
+  togglePause(): void {
+    this.send({ type: this.status?.paused ? "resume" : "pause" });
+  }
+
+  private toggleCharts(): void {
+    const hidden = document.body.classList.toggle("no-charts");
+    $("charts-toggle").classList.toggle("active", !hidden);
+    if (!hidden) requestAnimationFrame(() => this.charts.resize());
+  }
+}
+
+function vec(v: THREE.Vector3): Vec3 {
+  return [v.x, v.y, v.z];
+}
+
+function makePlayerMarker(): THREE.Group {
+  const group = new THREE.Group();
+  const body = new THREE.Mesh(new THREE.CapsuleGeometry(0.35, 1.0, 4, 8), new THREE.MeshLambertMaterial({ color: 0xff8c42 }));
+  body.position.y = 0.85;
+  const ring = new THREE.Mesh(new THREE.RingGeometry(0.6, 0.8, 32).rotateX(-Math.PI / 2), new THREE.MeshBasicMaterial({ color: 0xffd166, transparent: true, opacity: 0.7, side: THREE.DoubleSide }));
+  ring.position.y = 0.03;
+  group.add(body, ring);
+  group.name = "player";
+  return group;
+}

@@ -1,0 +1,71 @@
+/**
+ * Entry point: starts the viewer and exposes `window.__starling`, a small,
+ * stable hook for the browser tests (and for poking at a running session from
+ * the console) so they need not reverse-engineer pixels to find an animal.
+ */
+import "./style.css";
+import { App } from "./app";
+import type { ClientMessage } from "./protocol/messages";
+
+const canvas = document.getElementById("view") as HTMLCanvasElement;
+const app = new App(canvas);
+app.start();
+
+export interface StarlingHook {
+  state(): {
+    connected: boolean;
+    scenario: string | null;
+    species: string[];
+    step: number;
+    time: number;
+    paused: boolean | null;
+    framesReceived: number;
+    framesApplied: number;
+    renderFps: number;
+    framesPerS: number;
+    stepsPerS: number | null;
+    decodeMs: number;
+    counts: Record<string, number>;
+    selection: { species: string; uid: number } | null;
+    inspect: unknown;
+    errors: string[];
+    camera: string;
+  };
+  selectNearestCenter(): { species: string; uid: number } | null;
+  select(species: string, uid: number): void;
+  deselect(): void;
+  send(message: ClientMessage): boolean;
+}
+
+const hook: StarlingHook = {
+  state: () => ({
+    connected: app.connection.connected,
+    scenario: app.scene?.scenario ?? null,
+    species: app.layers.map((l) => l.info.name),
+    step: app.step,
+    time: app.time,
+    paused: app.status ? app.status.paused : null,
+    framesReceived: app.connection.framesReceived,
+    framesApplied: app.framesApplied,
+    renderFps: app.renderFps,
+    framesPerS: app.framesPerS,
+    stepsPerS: app.status ? app.status.steps_per_s : null,
+    decodeMs: app.decodeMs,
+    counts: Object.fromEntries(app.layers.map((l) => [l.info.name, l.count])),
+    selection: app.selection,
+    inspect: app.inspect,
+    errors: [...app.errors],
+    camera: app.rig.mode,
+  }),
+  selectNearestCenter: () => app.selectNearestCenter(),
+  select: (species, uid) => app.select(species, uid),
+  deselect: () => app.deselect(),
+  send: (message) => app.send(message),
+};
+
+declare global {
+  interface Window {
+    __starling: StarlingHook;
+  }
+}
+window.__starling = hook;
