@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import threading
 import webbrowser
@@ -27,7 +28,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.websockets import WebSocketDisconnect
 
 from . import protocol as P
-from .runner import ClientGone, Loader, Names, SimulationRunner
+from .runner import ClientGone, Loader, Names, SimulationRunner, scenario_loader
 
 log = logging.getLogger("starling.server")
 
@@ -187,16 +188,19 @@ def create_app(
     static_dir: Optional[Path] = None,
     allowed_origins: Iterable[str] = (),
     max_fps: float = 60.0,
+    overrides: Iterable[str] = (),
     loader: Optional[Loader] = None,
     scenario_names: Optional[Names] = None,
 ) -> FastAPI:
     """Build the app. The simulation thread starts with the app's lifespan and stops with it.
 
-    ``allowed_origins`` adds trusted page origins (e.g. the Vite dev server); the
-    ``loader``/``scenario_names`` hooks default to the public ``starling`` API.
+    ``overrides`` are config overrides for ``scenario`` (``"species.bird.count=100000"``); ``allowed_origins`` adds trusted page
+    origins (e.g. the Vite dev server); ``loader``/``scenario_names`` default to
+    the public ``starling`` API.
     """
     runner = SimulationRunner(
-        scenario, realtime=realtime, seed=seed, max_fps=max_fps, loader=loader, scenario_names=scenario_names
+        scenario, realtime=realtime, seed=seed, max_fps=max_fps,
+        loader=loader or scenario_loader(tuple(overrides), scenario), scenario_names=scenario_names,
     )
     extra_origins = frozenset(allowed_origins)
     static = Path(static_dir) if static_dir is not None else STATIC_DIR
@@ -218,7 +222,7 @@ def create_app(
     async def status() -> JSONResponse:
         """The latest status message (what the browser's overlay shows), for scripts and checks."""
         hub: Hub = app.state.hub
-        return JSONResponse(content=P.json.loads(hub.status) if hub.status else {"type": "status", "loading": True})
+        return JSONResponse(content=json.loads(hub.status) if hub.status else {"type": "status", "loading": True})
 
     @app.get("/api/scenarios")
     async def scenarios() -> dict[str, Any]:
@@ -270,7 +274,14 @@ def create_app(
     return app
 
 
-def serve(scenario: str, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = True, realtime: bool = True) -> None:
+def serve(
+    scenario: str,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    open_browser: bool = True,
+    realtime: bool = True,
+    overrides: Iterable[str] = (),
+) -> None:
     """Run the viewer server until Ctrl+C: prints the address, optionally opens a browser.
 
     Binds to localhost by default because the control channel can change the
@@ -278,7 +289,7 @@ def serve(scenario: str, host: str = "127.0.0.1", port: int = 8000, open_browser
     """
     import uvicorn
 
-    app = create_app(scenario, realtime=realtime)
+    app = create_app(scenario, realtime=realtime, overrides=overrides)
     config = uvicorn.Config(
         app,
         host=host,

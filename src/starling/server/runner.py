@@ -55,10 +55,20 @@ Loader = Callable[[str, Optional[int]], Any]
 Names = Callable[[], list[str]]
 
 
-def _default_loader(name: str, seed: Optional[int]) -> Any:
-    import starling
+def scenario_loader(overrides: tuple[str, ...] = (), scenario: Optional[str] = None) -> Loader:
+    """A loader over the public API.
 
-    return starling.load_scenario(name, seed=seed)
+    ``overrides`` (``"species.bird.count=5000"``) apply whenever ``scenario`` is
+    (re)loaded and to no other scenario, whose fields they would not match.
+    """
+
+    def load(name: str, seed: Optional[int]) -> Any:
+        import starling
+
+        extra = overrides if scenario is None or name == scenario else ()
+        return starling.load_scenario(name, seed=seed, overrides=extra)
+
+    return load
 
 
 def _default_names() -> list[str]:
@@ -95,7 +105,7 @@ class SimulationRunner:
         self.sim: Any = None
         self.error: Optional[str] = None
         self.loading = False
-        self._loader = loader or _default_loader
+        self._loader = loader or scenario_loader()
         self._names = scenario_names or _default_names
         self._commands: "queue.SimpleQueue[tuple[Optional[int], Any]]" = queue.SimpleQueue()
         self._wake = threading.Event()
