@@ -34,7 +34,7 @@ system-deps:
 	fi
 
 demo: setup
-	$(BIN)/starling demo $(SCENE)
+	$(BIN)/starling run $(SCENE)
 
 test: setup system-deps
 	$(BIN)/python -m pytest -q

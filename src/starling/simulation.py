@@ -21,6 +21,11 @@ from .metrics import local_polarization, milling, nearest_neighbor_distance, pol
 from .steering import registry
 from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline
 from .world import Population, World
+from .world.layout import spatial_order
+
+#: large populations are re-sorted into grid-cell order this often (steps)
+REORDER_EVERY = 16
+REORDER_MIN_ANIMALS = 4096
 
 
 class Simulation:
@@ -110,6 +115,17 @@ class Simulation:
                        wrap=wrap, parallel=pop.n >= PARALLEL_THRESHOLD)
         world.commands.apply(world)
         world.clock.advance()
+        if world.clock.step % REORDER_EVERY == 0:
+            self._restore_locality()
+
+    def _restore_locality(self) -> None:
+        """Sort big populations by grid cell so neighbours are neighbours in memory too."""
+        for pipeline in self.pipelines:
+            pop = self.world.population(pipeline.name)
+            if pop.n < REORDER_MIN_ANIMALS:
+                continue
+            radii = [g.query.max_distance for g in pipeline.groups] or [5.0]
+            pop.permute(spatial_order(pop.position, max(radii)))
 
     # ------------------------------------------------------------------ reading
     def inspect(self, species: str, uid: int) -> Optional[dict]:

@@ -30,6 +30,12 @@ APPROACH_EPS = 1e-6
 ``-APPROACH_EPS``; grazing and sliding motions (dot ~ 0 up to rounding) must not register as contacts, or
 a sphere resting in a skin-width gap would stick (seed 000, 7.2.2)."""
 
+CONTACT_EPS = 1e-9
+"""Metres.  A sphere whose distance to a surface is below ``radius + CONTACT_EPS`` is treated as touching
+it, so the overlap rule (not the sweep) decides what happens: a start exactly on the inflated surface is
+ambiguous to rounding, and the sweep alone would report a contact at ``t = 0`` even for a motion that
+slides along the surface."""
+
 
 # ----------------------------------------------------------------------------------------------------
 # triangle kernels; a triangle is v0, e1 = v1 - v0, e2 = v2 - v0 and its unit normal n = e1 x e2 / |..|
@@ -146,7 +152,7 @@ def sweep_triangle(ox, oy, oz, dx, dy, dz, tmax, rs, ax, ay, az, bx, by, bz, cx,
     *Improved Collision detection and Response*, 2003).
     """
     dist, gx, gy, gz = distance_to_triangle(ox, oy, oz, ax, ay, az, bx, by, bz, cx, cy, cz, nx, ny, nz)
-    if dist < rs:
+    if dist < rs + CONTACT_EPS:
         if dist <= 1e-12:
             # on the triangle: the normal opposing the motion
             if dx * nx + dy * ny + dz * nz > 0.0:

@@ -53,8 +53,8 @@ GeometryArrays = namedtuple(
         "tri_v0", "tri_e1", "tri_e2", "tri_n", "tri_l", "tri_mesh",
         # BVH over the triangles (leaves index the triangle arrays directly)
         "tb_min", "tb_max", "tb_start", "tb_count", "tb_mask",
-        # per mesh: solid flag, bounds
-        "mesh_solid", "mesh_min", "mesh_max",
+        # per mesh: solid flag, bounds, layer
+        "mesh_solid", "mesh_min", "mesh_max", "mesh_l",
         # terrain: heights (nz, nx), per-cell min/max, and [present, x0, z0, dx, dz, h_min, h_max, layer]
         "ter_h", "ter_cmin", "ter_cmax", "ter_f",
         # water bodies (see starling.environment.water.WaterBodies)
@@ -276,11 +276,13 @@ class Environment:
         nrm = np.ascontiguousarray(nrm / np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-300))
         mesh_min = np.full((n_meshes, 3), np.inf)
         mesh_max = np.full((n_meshes, 3), -np.inf)
+        mesh_l = np.full(n_meshes, -1, np.int16)
         for m in range(n_meshes):
-            sel = tris[t_mesh == m]
-            if len(sel):
-                mesh_min[m] = sel.reshape(-1, 3).min(axis=0)
-                mesh_max[m] = sel.reshape(-1, 3).max(axis=0)
+            sel = t_mesh == m
+            if np.any(sel):
+                mesh_min[m] = tris[sel].reshape(-1, 3).min(axis=0)
+                mesh_max[m] = tris[sel].reshape(-1, 3).max(axis=0)
+                mesh_l[m] = t_layer[sel][0]
 
         if terrain is not None:
             ter_h, ter_cmin, ter_cmax = terrain.heights, terrain.cell_min, terrain.cell_max
@@ -303,7 +305,7 @@ class Environment:
             tri_v0=v0, tri_e1=e1, tri_e2=e2, tri_n=nrm, tri_l=t_layer, tri_mesh=t_mesh,
             tb_min=tri_bvh.node_min, tb_max=tri_bvh.node_max, tb_start=tri_bvh.node_start,
             tb_count=tri_bvh.node_count, tb_mask=tri_bvh.node_mask,
-            mesh_solid=solid, mesh_min=mesh_min, mesh_max=mesh_max,
+            mesh_solid=solid, mesh_min=mesh_min, mesh_max=mesh_max, mesh_l=mesh_l,
             ter_h=ter_h, ter_cmin=ter_cmin, ter_cmax=ter_cmax, ter_f=ter_f,
             w_surface=water.surface, w_kind=water.kind, w_circle=water.circle, w_box=water.box,
             w_poly=water.poly, w_start=water.start, w_count=water.count, w_layer=water.layer,

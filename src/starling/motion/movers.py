@@ -134,73 +134,72 @@ def _orthonormal_up(ux, uy, uz, fx, fy, fz):
     return 0.0, 1.0, 0.0
 
 
-@njit(cache=True, inline="always")
-def _move_one(i, planar, position, velocity, forward, up, desired, p, dt, wrap, lo, size):
-    vx = velocity[i, 0]
-    vy = velocity[i, 1]
-    vz = velocity[i, 2]
-    dx = desired[i, 0]
-    dy = desired[i, 1]
-    dz = desired[i, 2]
-    if planar:
-        vy = 0.0
-        dy = 0.0
-    nvx, nvy, nvz, lx, ly, lz = accelerate(
-        vx, vy, vz, dx, dy, dz, p[0], p[1], p[2], p[3], p[4], dt
-    )
-    if planar:
-        nvy = 0.0
-    velocity[i, 0] = nvx
-    velocity[i, 1] = nvy
-    velocity[i, 2] = nvz
-    # forward follows the velocity's direction
-    fx = forward[i, 0]
-    fy = forward[i, 1]
-    fz = forward[i, 2]
-    tx, ty, tz, speed = normalize3(nvx, nvy, nvz)
-    if speed > 1e-4:
-        t = 1.0 - math.exp(-p[5] * dt)
-        fx, fy, fz = slerp_unit(fx, fy, fz, tx, ty, tz, t)
-    if planar:
-        fx, fy, fz, fl = normalize3(fx, 0.0, fz)
-        if fl == 0.0:
-            fx, fy, fz = 0.0, 0.0, 1.0
-    forward[i, 0] = fx
-    forward[i, 1] = fy
-    forward[i, 2] = fz
-    # up: banking into the turn for free movers, world up for planar ones
-    if planar or p[6] == 0.0:
-        ux, uy, uz = _orthonormal_up(0.0, 1.0, 0.0, fx, fy, fz)
-    else:
-        bank = p[6] / dt
-        gx = lx * bank
-        gy = p[8] + ly * bank
-        gz = lz * bank
-        gx, gy, gz = _orthonormal_up(gx, gy, gz, fx, fy, fz)
-        cx, cy, cz = _orthonormal_up(up[i, 0], up[i, 1], up[i, 2], fx, fy, fz)
-        t = 1.0 - math.exp(-p[7] * dt)
-        ux, uy, uz = slerp_unit(cx, cy, cz, gx, gy, gz, t)
-        ux, uy, uz = _orthonormal_up(ux, uy, uz, fx, fy, fz)
-    up[i, 0] = ux
-    up[i, 1] = uy
-    up[i, 2] = uz
-    for a in range(3):
-        x = position[i, a] + velocity[i, a] * dt
-        if wrap:
-            x = lo[a] + (x - lo[a]) % size[a]
-        position[i, a] = x
-
-
 @njit(cache=True)
-def _move_serial(planar, position, velocity, forward, up, desired, p, dt, wrap, lo, size):
-    for i in range(position.shape[0]):
-        _move_one(i, planar, position, velocity, forward, up, desired, p, dt, wrap, lo, size)
-
+def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size):
+    """Move animals ``lo``..``hi`` (one call per range: array-passing calls are not free)."""
+    t_turn = 1.0 - math.exp(-p[5] * dt)
+    t_bank = 1.0 - math.exp(-p[7] * dt)
+    for i in range(lo, hi):
+        vx = velocity[i, 0]
+        vy = velocity[i, 1]
+        vz = velocity[i, 2]
+        dx = desired[i, 0]
+        dy = desired[i, 1]
+        dz = desired[i, 2]
+        if planar:
+            vy = 0.0
+            dy = 0.0
+        nvx, nvy, nvz, lx, ly, lz = accelerate(
+            vx, vy, vz, dx, dy, dz, p[0], p[1], p[2], p[3], p[4], dt
+        )
+        if planar:
+            nvy = 0.0
+        velocity[i, 0] = nvx
+        velocity[i, 1] = nvy
+        velocity[i, 2] = nvz
+        # forward follows the velocity's direction
+        fx = forward[i, 0]
+        fy = forward[i, 1]
+        fz = forward[i, 2]
+        tx, ty, tz, speed = normalize3(nvx, nvy, nvz)
+        if speed > 1e-4:
+            fx, fy, fz = slerp_unit(fx, fy, fz, tx, ty, tz, t_turn)
+        if planar:
+            fx, fy, fz, fl = normalize3(fx, 0.0, fz)
+            if fl == 0.0:
+                fx, fy, fz = 0.0, 0.0, 1.0
+        forward[i, 0] = fx
+        forward[i, 1] = fy
+        forward[i, 2] = fz
+        # up: banking into the turn for free movers, world up for planar ones
+        if planar or p[6] == 0.0:
+            ux, uy, uz = _orthonormal_up(0.0, 1.0, 0.0, fx, fy, fz)
+        else:
+            bank = p[6] / dt
+            gx = lx * bank
+            gy = p[8] + ly * bank
+            gz = lz * bank
+            gx, gy, gz = _orthonormal_up(gx, gy, gz, fx, fy, fz)
+            cx, cy, cz = _orthonormal_up(up[i, 0], up[i, 1], up[i, 2], fx, fy, fz)
+            ux, uy, uz = slerp_unit(cx, cy, cz, gx, gy, gz, t_bank)
+            ux, uy, uz = _orthonormal_up(ux, uy, uz, fx, fy, fz)
+        up[i, 0] = ux
+        up[i, 1] = uy
+        up[i, 2] = uz
+        for a in range(3):
+            x = position[i, a] + velocity[i, a] * dt
+            if wrap:
+                x = bmin[a] + (x - bmin[a]) % size[a]
+            position[i, a] = x
 
 @njit(cache=True, parallel=True)
-def _move_parallel(planar, position, velocity, forward, up, desired, p, dt, wrap, lo, size):
-    for i in prange(position.shape[0]):
-        _move_one(i, planar, position, velocity, forward, up, desired, p, dt, wrap, lo, size)
+def _move_parallel(planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size):
+    n = position.shape[0]
+    chunks = 64
+    step = (n + chunks - 1) // chunks
+    for c in prange(chunks):
+        _move_range(c * step, min(n, (c + 1) * step), planar, position, velocity, forward, up, desired, p, dt,
+                    wrap, bmin, size)
 
 
 class Mover:
@@ -242,9 +241,14 @@ class Mover:
         else:
             lo, size = wrap
             do_wrap = True
-        fn = _move_parallel if parallel else _move_serial
-        fn(self.planar, position, velocity, forward, up, desired, self._packed, float(dt), do_wrap,
-           np.asarray(lo, np.float64), np.asarray(size, np.float64))
+        lo = np.asarray(lo, np.float64)
+        size = np.asarray(size, np.float64)
+        if parallel:
+            _move_parallel(self.planar, position, velocity, forward, up, desired, self._packed, float(dt), do_wrap,
+                           lo, size)
+        else:
+            _move_range(0, position.shape[0], self.planar, position, velocity, forward, up, desired, self._packed,
+                        float(dt), do_wrap, lo, size)
 
 
 @mover("free", params=FreeMoverParams)

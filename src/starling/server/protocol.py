@@ -20,7 +20,7 @@ Quantisation choices, and why they are invisible:
   camera distance, and no animal is ever clamped because the box follows them.
 * Orientations are unit quaternions in "smallest three" form packed in 32 bits
   (2 bits for which component was dropped, 3 × 10 bits). The worst rotation
-  error is about 0.16°.
+  error is about 0.2°.
 * Speeds are ``uint16`` centimetres per second (0–655 m/s), used by the viewer
   to pace wing beats and gaits.
 """

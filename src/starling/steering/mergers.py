@@ -22,6 +22,7 @@ current speed: a merger never produces NaN.
 """
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import numpy as np
@@ -49,127 +50,126 @@ def _fallback_direction(vx, vy, vz, fx, fy, fz):
     return fx, fy, fz
 
 
-@njit(cache=True, inline="always")
-def _merge_one(i, code, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, order, desired):
+@njit(cache=True)
+def _merge_range(lo, hi, code, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, desired):
+    """Merge animals ``lo``..``hi``.
+
+    The loop body is written out here rather than in a per-animal helper: a Numba
+    call that passes arrays pays reference counting on every call, which costs more
+    than merging the animal.
+    """
     m = ddes.shape[0]
-    vx = velocity[i, 0]
-    vy = velocity[i, 1]
-    vz = velocity[i, 2]
-    current_speed = np.sqrt(vx * vx + vy * vy + vz * vz)
-    ax = 0.0
-    ay = 0.0
-    az = 0.0
-    s_num = 0.0
-    s_den = 0.0
-    if code == _WEIGHTED_SUM:
-        total = 0.0
-        for j in range(m):
-            d = ddes[j, i]
-            total += d
-            s = speed[j, i] if sdes[j, i] > _DESIRE_EPS else current_speed
-            ax += direction[j, i, 0] * d * s
-            ay += direction[j, i, 1] * d * s
-            az += direction[j, i, 2] * d * s
-        if total <= _DESIRE_EPS:
-            ax = vx
-            ay = vy
-            az = vz
-        desired[i, 0] = ax
-        desired[i, 1] = ay
-        desired[i, 2] = az
-        return
-    if code == _WEIGHTED_MEAN:
-        for j in range(m):
-            d = ddes[j, i]
-            ax += direction[j, i, 0] * d
-            ay += direction[j, i, 1] * d
-            az += direction[j, i, 2] * d
-            s_num += speed[j, i] * sdes[j, i]
-            s_den += sdes[j, i]
-    else:
-        # order the behaviours by priority, highest first (insertion sort; m is small,
-        # and ties keep the configured order so the result is deterministic)
-        for j in range(m):
-            order[j] = j
-        for j in range(1, m):
-            key = order[j]
-            p = prio[key, i]
-            k = j - 1
-            while k >= 0 and prio[order[k], i] < p:
-                order[k + 1] = order[k]
-                k -= 1
-            order[k + 1] = key
-        budget_d = max_desire
-        budget_s = max_desire
-        start = 0
-        while start < m:
-            level = prio[order[start], i]
-            end = start
-            level_d = 0.0
-            level_s = 0.0
-            while end < m and prio[order[end], i] == level:
-                level_d += ddes[order[end], i]
-                level_s += sdes[order[end], i]
-                end += 1
-            if code == _FIRST_NON_ZERO:
-                if level_d > _DESIRE_EPS:
-                    for q in range(start, end):
-                        j = order[q]
-                        d = ddes[j, i]
-                        ax += direction[j, i, 0] * d
-                        ay += direction[j, i, 1] * d
-                        az += direction[j, i, 2] * d
-                        s_num += speed[j, i] * sdes[j, i]
-                        s_den += sdes[j, i]
-                    break
-                start = end
-                continue
-            scale_d = 0.0
-            if level_d > _DESIRE_EPS and budget_d > 0.0:
-                scale_d = 1.0 if level_d <= budget_d else budget_d / level_d
-            scale_s = 0.0
-            if level_s > _DESIRE_EPS and budget_s > 0.0:
-                scale_s = 1.0 if level_s <= budget_s else budget_s / level_s
-            for q in range(start, end):
-                j = order[q]
-                d = ddes[j, i] * scale_d
+    order = np.empty(m, np.int64)
+    for i in range(lo, hi):
+        vx = velocity[i, 0]
+        vy = velocity[i, 1]
+        vz = velocity[i, 2]
+        current_speed = math.sqrt(vx * vx + vy * vy + vz * vz)
+        ax = 0.0
+        ay = 0.0
+        az = 0.0
+        s_num = 0.0
+        s_den = 0.0
+        if code == _WEIGHTED_SUM:
+            total = 0.0
+            for j in range(m):
+                d = ddes[j, i]
+                total += d
+                s = speed[j, i] if sdes[j, i] > _DESIRE_EPS else current_speed
+                ax += direction[j, i, 0] * d * s
+                ay += direction[j, i, 1] * d * s
+                az += direction[j, i, 2] * d * s
+            if total <= _DESIRE_EPS:
+                ax = vx
+                ay = vy
+                az = vz
+            desired[i, 0] = ax
+            desired[i, 1] = ay
+            desired[i, 2] = az
+            continue
+        if code == _WEIGHTED_MEAN:
+            for j in range(m):
+                d = ddes[j, i]
                 ax += direction[j, i, 0] * d
                 ay += direction[j, i, 1] * d
                 az += direction[j, i, 2] * d
-                sd = sdes[j, i] * scale_s
-                s_num += speed[j, i] * sd
-                s_den += sd
-            budget_d -= level_d * scale_d
-            budget_s -= level_s * scale_s
-            if budget_d <= _DESIRE_EPS and budget_s <= _DESIRE_EPS:
-                break
-            start = end
-    ux, uy, uz, length = normalize3(ax, ay, az)
-    if length <= _DESIRE_EPS:
-        ux, uy, uz = _fallback_direction(vx, vy, vz, forward[i, 0], forward[i, 1], forward[i, 2])
-    s = s_num / s_den if s_den > _DESIRE_EPS else current_speed
-    desired[i, 0] = ux * s
-    desired[i, 1] = uy * s
-    desired[i, 2] = uz * s
-
-
-@njit(cache=True)
-def _merge_serial(code, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, desired):
-    order = np.empty(ddes.shape[0], np.int64)
-    for i in range(ddes.shape[1]):
-        _merge_one(i, code, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, order, desired)
+                s_num += speed[j, i] * sdes[j, i]
+                s_den += sdes[j, i]
+        else:
+            # order the behaviours by priority, highest first (insertion sort; m is small,
+            # and ties keep the configured order so the result is deterministic)
+            for j in range(m):
+                order[j] = j
+            for j in range(1, m):
+                key = order[j]
+                p = prio[key, i]
+                k = j - 1
+                while k >= 0 and prio[order[k], i] < p:
+                    order[k + 1] = order[k]
+                    k -= 1
+                order[k + 1] = key
+            budget_d = max_desire
+            budget_s = max_desire
+            start = 0
+            while start < m:
+                level = prio[order[start], i]
+                end = start
+                level_d = 0.0
+                level_s = 0.0
+                while end < m and prio[order[end], i] == level:
+                    level_d += ddes[order[end], i]
+                    level_s += sdes[order[end], i]
+                    end += 1
+                if code == _FIRST_NON_ZERO:
+                    if level_d > _DESIRE_EPS:
+                        for q in range(start, end):
+                            j = order[q]
+                            d = ddes[j, i]
+                            ax += direction[j, i, 0] * d
+                            ay += direction[j, i, 1] * d
+                            az += direction[j, i, 2] * d
+                            s_num += speed[j, i] * sdes[j, i]
+                            s_den += sdes[j, i]
+                        break
+                    start = end
+                    continue
+                scale_d = 0.0
+                if level_d > _DESIRE_EPS and budget_d > 0.0:
+                    scale_d = 1.0 if level_d <= budget_d else budget_d / level_d
+                scale_s = 0.0
+                if level_s > _DESIRE_EPS and budget_s > 0.0:
+                    scale_s = 1.0 if level_s <= budget_s else budget_s / level_s
+                for q in range(start, end):
+                    j = order[q]
+                    d = ddes[j, i] * scale_d
+                    ax += direction[j, i, 0] * d
+                    ay += direction[j, i, 1] * d
+                    az += direction[j, i, 2] * d
+                    sd = sdes[j, i] * scale_s
+                    s_num += speed[j, i] * sd
+                    s_den += sd
+                budget_d -= level_d * scale_d
+                budget_s -= level_s * scale_s
+                if budget_d <= _DESIRE_EPS and budget_s <= _DESIRE_EPS:
+                    break
+                start = end
+        ux, uy, uz, length = normalize3(ax, ay, az)
+        if length <= _DESIRE_EPS:
+            ux, uy, uz = _fallback_direction(vx, vy, vz, forward[i, 0], forward[i, 1], forward[i, 2])
+        s = s_num / s_den if s_den > _DESIRE_EPS else current_speed
+        desired[i, 0] = ux * s
+        desired[i, 1] = uy * s
+        desired[i, 2] = uz * s
 
 
 @njit(cache=True, parallel=True)
 def _merge_parallel(code, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, desired):
     n = ddes.shape[1]
-    m = ddes.shape[0]
     chunks = 64
     size = (n + chunks - 1) // chunks
     for c in prange(chunks):
-        order = np.empty(m, np.int64)
-        for i in range(c * size, min(n, (c + 1) * size)):
-            _merge_one(i, code, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, order, desired)
+        _merge_range(c * size, min(n, (c + 1) * size), code, max_desire, direction, ddes, speed, sdes, prio,
+                     velocity, forward, desired)
 
 
 def merge(kind: str, stacked, velocity, forward, desired, *, max_desire: float = 1.0, parallel: bool = False) -> None:
@@ -181,5 +181,8 @@ def merge(kind: str, stacked, velocity, forward, desired, *, max_desire: float =
     if ddes.shape[0] == 0:
         desired[:n] = velocity[:n]
         return
-    fn = _merge_parallel if parallel else _merge_serial
-    fn(_CODES[kind], float(max_desire), direction, ddes, speed, sdes, prio, velocity, forward, desired)
+    if parallel:
+        _merge_parallel(_CODES[kind], float(max_desire), direction, ddes, speed, sdes, prio, velocity, forward, desired)
+    else:
+        _merge_range(0, n, _CODES[kind], float(max_desire), direction, ddes, speed, sdes, prio, velocity, forward,
+                     desired)

@@ -76,8 +76,13 @@ QUANTILES = _quantile_table()
 
 
 @njit(cache=True)
-def equalise(r, table):
-    """Map raw noise ``r`` through its CDF (a quantile table) to uniform [-1, 1]."""
+def equalise(r):
+    """Map raw noise ``r`` through its CDF (the ``QUANTILES`` table) to uniform [-1, 1].
+
+    The table is a module constant that Numba freezes into the compiled code, so
+    callers pass no array (array arguments cost reference counting per call).
+    """
+    table = QUANTILES
     lo = 0
     hi = table.shape[0] - 1
     if r <= table[0]:
@@ -96,6 +101,6 @@ def equalise(r, table):
 
 
 @njit(cache=True)
-def uniform_noise(seed, x, table):
-    """Smooth noise in [-1, 1] with a uniform distribution (``table`` = ``QUANTILES``)."""
-    return equalise(perlin1d(seed, x), table)
+def uniform_noise(seed, x):
+    """Smooth noise in [-1, 1] with a uniform distribution."""
+    return equalise(perlin1d(seed, x))

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from starling.steering.noise import QUANTILES, perlin1d, uniform_noise
+from starling.steering.noise import perlin1d, uniform_noise
 from starling.steering.pipeline import CoreAgents
 from starling.steering.registry import get_behavior
 from starling.steering.results import VelocityResults
@@ -90,7 +90,7 @@ def test_uniform_noise_is_close_to_uniform_and_raw_perlin_is_not():
     seeds = rng.integers(0, 2**31, 40_000)
     xs = rng.uniform(0, 5000, 40_000)
     raw = np.array([perlin1d(int(s), float(x)) for s, x in zip(seeds, xs)])
-    uni = np.array([uniform_noise(int(s), float(x), QUANTILES) for s, x in zip(seeds, xs)])
+    uni = np.array([uniform_noise(int(s), float(x)) for s, x in zip(seeds, xs)])
     assert stats.kstest((uni + 1) / 2, "uniform").statistic < 0.01
     assert stats.kstest((raw + 1) / 2, "uniform").statistic > 0.1
     assert uni.min() >= -1 and uni.max() <= 1
@@ -98,7 +98,7 @@ def test_uniform_noise_is_close_to_uniform_and_raw_perlin_is_not():
 
 def test_noise_is_smooth_in_time():
     xs = np.linspace(0, 3, 3001)
-    u = np.array([uniform_noise(7, float(x), QUANTILES) for x in xs])
+    u = np.array([uniform_noise(7, float(x)) for x in xs])
     assert np.abs(np.diff(u)).max() < 0.02
 
 

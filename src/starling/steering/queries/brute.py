@@ -5,7 +5,7 @@ NumPy.  Nothing here is clever on purpose: this module *is* the definition
 the grid and the k-d tree are tested against (thesis 5.1.1-5.1.3).
 
 The arithmetic is the one the compiled kernels use, restated: float32 offset
-``p_j - p_i``; minimum image ``o - L * rint(o / L)`` on wrapping axes; squared
+``p_j - p_i``; minimum image ``o - L * rint(o * (1 / L))`` on wrapping axes; squared
 distance ``(ox*ox + oy*oy) + oz*oz`` and its float32 square root; field of view
 ``forward . o >= c * |forward| * distance`` with
 ``c = float32(cos(fov / 2) - 2**-20)`` (the tiny slack keeps neighbours that lie
@@ -53,7 +53,8 @@ def query(
             for a in range(3):
                 L = box[a]
                 if L > 0:
-                    o[:, a] = o[:, a] - L * np.rint(o[:, a] / L)
+                    inverse = np.float32(1) / L
+                    o[:, a] = o[:, a] - L * np.rint(o[:, a] * inverse)
         d2 = o[:, 0] * o[:, 0] + o[:, 1] * o[:, 1] + o[:, 2] * o[:, 2]
         dist = np.sqrt(d2)
         ok = dist.astype(np.float64) <= max_distance

@@ -128,7 +128,7 @@ def wrap_offset(offset, length):
     queries measure.
     """
     if length > 0 and length < np.inf:
-        return _wrap(offset, length, 1 / length)
+        return _wrap(offset, length, np.float32(1) / length)
     return offset
 
 
@@ -248,9 +248,9 @@ def _dense_cells(width, ring, extent):
     cells = 1.0
     for a in range(3):
         if ring[a] > 0.0:
-            cells *= max(1.0, math.floor(ring[a] / width))
+            cells *= max(1.0, np.floor(ring[a] / width))
         else:
-            cells *= math.floor(extent[a] / width) + 1.0
+            cells *= np.floor(extent[a] / width) + 1.0
     return cells
 
 
@@ -290,11 +290,15 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
                 mag = max(mag, abs(v))
     reach = r * (1.0 + _REACH_REL) + mag * _REACH_ABS + 1e-30
     w = max(r * scale, reach * 0.5)
-    ring = np.zeros(3)
-    origin = np.zeros(3)
-    extent = np.zeros(3)
-    inside = np.zeros(3, dtype=np.bool_)
+    # Scratch views of ``bbox`` (no allocation): ring lengths, origins, extents.
+    ring = bbox[18:21]
+    origin = bbox[21:24]
+    extent = bbox[24:27]
+    inside = bbox[27:30]
     for a in range(3):
+        ring[a] = 0.0
+        origin[a] = 0.0
+        inside[a] = 0.0
         L = np.float64(box[a])
         lo = bbox[a] if abs(bbox[a]) < np.inf else 0.0
         hi = bbox[3 + a] if abs(bbox[3 + a]) < np.inf else lo
@@ -304,7 +308,7 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
         if L > 0.0 and span >= L - 2.0 * reach:
             ring[a] = L
             extent[a] = L
-            inside[a] = ulo >= 0.0 and uhi < L
+            inside[a] = 1.0 if (ulo >= 0.0 and uhi < L) else 0.0
         else:
             origin[a] = lo
             extent[a] = max(hi - lo, 0.0)
@@ -328,10 +332,10 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
     ncells = 1
     for a in range(3):
         if ring[a] > 0.0:
-            n = min(max(1.0, math.floor(ring[a] / width)), limit)
+            n = min(max(1.0, np.floor(ring[a] / width)), limit)
             wa = ring[a] / n
         else:
-            n = math.floor(extent[a] / width) + 1.0
+            n = np.floor(extent[a] / width) + 1.0
             wa = width
             if n > limit:
                 n = limit
@@ -345,7 +349,7 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
         # A run that does not cross the seam may skip the minimum image when
         # every coordinate is already inside [0, L) and the reach is well under
         # half a period (then no visited pair can have a shorter image).
-        idim[7 + a] = 1 if (ring[a] > 0.0 and inside[a] and 4.0 * (reach + wa) < ring[a]) else 0
+        idim[7 + a] = 1 if (ring[a] > 0.0 and inside[a] > 0.0 and 4.0 * (reach + wa) < ring[a]) else 0
     idim[3] = mode
     if mode == _MODE_HASH:
         bits = 6
@@ -365,7 +369,7 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
 def _axis_cell(v, origin, inv, ring, n):
     """Cell coordinate of coordinate ``v``: wrapped on a ring, clamped otherwise (NaN -> 0)."""
     if ring > 0.0:
-        v = v - ring * math.floor(v / ring)
+        v = v - ring * np.floor(v / ring)
         f = v * inv
     else:
         f = (v - origin) * inv
@@ -398,7 +402,7 @@ def _axis_range(v, rp, origin, inv, ring, n):
             return np.int64(1), np.int64(0), v, False
         if 2.0 * rp >= ring:
             return np.int64(0), n - 1, v, True
-        vv = v - ring * math.floor(v / ring)
+        vv = v - ring * np.floor(v / ring)
         lo = np.int64(math.floor((vv - rp) * inv))
         hi = np.int64(math.floor((vv + rp) * inv))
         if hi - lo + 1 >= n:
@@ -566,19 +570,19 @@ def _query_body(
                 continue
             cz = _wrap_cell(czu, nz)
             # Seam-free rows on a ring need no minimum image (see _plan).
-            lz = bz if (bz > 0 and not (skip_z and czu == cz and not zfull)) else np.float32(0.0)
+            lz = bz if (rz > 0.0 and not (skip_z and czu == cz and not zfull)) else np.float32(0.0)
             for cyu in range(ylo, yhi + 1):
                 dy = _gap(yv, cyu, gy, wy, yfull)
                 rem = rem_z - dy * dy
                 if rem < 0.0:
                     continue
                 cy = _wrap_cell(cyu, ny)
-                ly = by if (by > 0 and not (skip_y and cyu == cy and not yfull)) else np.float32(0.0)
+                ly = by if (ry > 0.0 and not (skip_y and cyu == cy and not yfull)) else np.float32(0.0)
                 xlo, xhi, xv, xfull = _axis_range(px, math.sqrt(rem), gx, ix, rx, nx)
                 if xlo > xhi:
                     continue
                 seam = rx > 0.0 and not xfull and (xlo < 0 or xhi >= nx)
-                lx = bx if (bx > 0 and not (skip_x and not seam and not xfull)) else np.float32(0.0)
+                lx = bx if (rx > 0.0 and not (skip_x and not seam and not xfull)) else np.float32(0.0)
                 wrap_any = lx > 0 or ly > 0 or lz > 0
                 base = (cz * ny + cy) * nx
                 keybase = (cy << 21) | (cz << 42)
@@ -702,7 +706,7 @@ class GridIndex:
         self.self_positions = np.zeros((16, 3), dtype=np.float32)
         self.self_keys = np.zeros(16, dtype=np.int64)
         self.self_start = np.zeros(16, dtype=np.int32)
-        self._bbox = np.zeros(18, dtype=np.float64)
+        self._bbox = np.zeros(30, dtype=np.float64)
         self._box = np.zeros(3, dtype=np.float32)
         self._targets: np.ndarray | None = None
         self._m = 0

@@ -11,8 +11,8 @@ second method and a second oracle, so correctness comes first:
    every row has all of its in-radius targets.  All of them are needed: the
    field of view must filter *before* the k nearest are chosen (thesis 5.1.3,
    Figure 5.4) and ``overflow`` must count every animal that passed.
-2. A compiled kernel applies the exact float32 pair test shared with the grid
-   (``grid.wrap_offset`` and friends) and keeps the k best by (distance, index)
+2. A compiled kernel applies the exact float32 pair test of the grid kernel
+   (``grid._wrap`` and friends) and keeps the k best by (distance, index)
    in the same insertion-sorted buffer, so the output is bit-identical to the
    grid's and independent of the tree's internal order and thread count.
 
@@ -25,78 +25,85 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 from scipy.spatial import cKDTree
 
 from starling.steering.queries.grid import (
     SERIAL_QUERY_MAX,
-    _finish_row,
     _fov_threshold,
-    _offer,
+    _insert_at,
+    _serial_and_parallel,
+    _wrap,
     query_thresholds,
-    wrap_offset,
 )
 
 __all__ = ["query"]
 
 
-@njit(cache=True)
-def _select_row(
-    r, rows, candidates, spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
-    out_index, out_distance, out_count, out_overflow,
-):
-    """Exact test of row ``r``'s candidate targets (``-1`` = none) for animal ``rows[r]``."""
-    i = rows[r]
-    px = spos[i, 0]
-    py = spos[i, 1]
-    pz = spos[i, 2]
-    fx = sfwd[i, 0]
-    fy = sfwd[i, 1]
-    fz = sfwd[i, 2]
-    thr = _fov_threshold(fx, fy, fz, cos_limit)
-    bx = box[0]
-    by = box[1]
-    bz = box[2]
-    count = 0
-    total = 0
-    for c in range(candidates.shape[1]):
-        j = candidates[r, c]
-        if j < 0 or (exclude_self and j == i):
-            continue
-        ox = wrap_offset(tpos[j, 0] - px, bx)
-        oy = wrap_offset(tpos[j, 1] - py, by)
-        oz = wrap_offset(tpos[j, 2] - pz, bz)
-        d2 = ox * ox + oy * oy + oz * oz
-        if d2 <= r2:
-            dist = math.sqrt(d2)
-            if sees_all or fx * ox + fy * oy + fz * oz >= thr * dist:
-                total += 1
-                count = _offer(out_index, out_distance, i, count, k, dist, np.int32(j))
-    _finish_row(out_index, out_distance, out_count, out_overflow, i, count, total, k)
-
-
-@njit(cache=True)
-def _select_serial(
+def _select_body(
     rows, candidates, spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
     out_index, out_distance, out_count, out_overflow,
 ):
-    for r in range(rows.shape[0]):
-        _select_row(
-            r, rows, candidates, spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self,
-            k, out_index, out_distance, out_count, out_overflow,
-        )
+    """Exact selection for animals ``rows[r]`` among their candidate targets ``candidates[r]``.
 
-
-@njit(cache=True, parallel=True)
-def _select_parallel(
-    rows, candidates, spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
-    out_index, out_distance, out_count, out_overflow,
-):
+    ``candidates`` is (len(rows), kk) int64 with -1 for "no candidate".  The
+    pair test and the sorted insertion are the grid kernel's, step for step
+    (float32 offset, minimum image, ``d2 <= r2``, self test, square root, field
+    of view, insertion by (distance, index)), so both methods agree bit for bit.
+    """
+    bx, by, bz = box[0], box[1], box[2]
+    one = np.float32(1.0)
+    vx = one / bx if bx > 0 else np.float32(0.0)
+    vy = one / by if by > 0 else np.float32(0.0)
+    vz = one / bz if bz > 0 else np.float32(0.0)
     for r in prange(rows.shape[0]):
-        _select_row(
-            r, rows, candidates, spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self,
-            k, out_index, out_distance, out_count, out_overflow,
-        )
+        i = rows[r]
+        px = spos[i, 0]
+        py = spos[i, 1]
+        pz = spos[i, 2]
+        fx = sfwd[i, 0]
+        fy = sfwd[i, 1]
+        fz = sfwd[i, 2]
+        thr = _fov_threshold(fx, fy, fz, cos_limit)
+        count = 0
+        total = 0
+        for c in range(candidates.shape[1]):
+            j = candidates[r, c]
+            if j < 0 or (exclude_self and j == i):
+                continue
+            ox = _wrap(tpos[j, 0] - px, bx, vx)
+            oy = _wrap(tpos[j, 1] - py, by, vy)
+            oz = _wrap(tpos[j, 2] - pz, bz, vz)
+            d2 = ox * ox + oy * oy + oz * oz
+            if d2 > r2:
+                continue
+            dist = math.sqrt(d2)
+            if not (sees_all or fx * ox + fy * oy + fz * oz >= thr * dist):
+                continue
+            total += 1
+            pos = _insert_at(count, k, dist, j, out_distance[i, k - 1], out_index[i, k - 1])
+            if pos < 0:
+                continue
+            if count < k:
+                count += 1
+            while pos > 0:
+                prev = out_distance[i, pos - 1]
+                if prev > dist or (prev == dist and out_index[i, pos - 1] > j):
+                    out_distance[i, pos] = prev
+                    out_index[i, pos] = out_index[i, pos - 1]
+                    pos -= 1
+                else:
+                    break
+            out_distance[i, pos] = dist
+            out_index[i, pos] = j
+        for s in range(count, k):
+            out_index[i, s] = -1
+            out_distance[i, s] = np.inf
+        out_count[i] = count
+        out_overflow[i] = total - count
+
+
+_select_serial, _select_parallel = _serial_and_parallel(_select_body, "_kdtree_select")
 
 
 def _wrap_into_box(x: np.ndarray, length: float) -> np.ndarray:

@@ -16,7 +16,7 @@ from pydantic import Field
 from ...params import NeighborBehaviorParams
 from ...registry import behavior
 from ...shaping import f_q1, f_sep, observability
-from .common import no_opinion, pair
+from .common import pair
 
 
 class CohesionParams(NeighborBehaviorParams):
@@ -33,27 +33,44 @@ def cohesion(agents, others, neighbors, box, p, time, dt, out):
     r = p.max_distance
     fov = math.radians(p.fov_deg)
     for i in prange(neighbors.count.shape[0]):
+        px = agents.position[i, 0]
+        py = agents.position[i, 1]
+        pz = agents.position[i, 2]
+        fx = agents.forward[i, 0]
+        fy = agents.forward[i, 1]
+        fz = agents.forward[i, 2]
         sw = 0.0
         ax = 0.0
         ay = 0.0
         az = 0.0
         for q in range(neighbors.count[i]):
             j = neighbors.index[i, q]
-            dx, dy, dz, d, alpha = pair(agents, others, box, i, j)
+            dx, dy, dz, d, alpha = pair(px, py, pz, fx, fy, fz, others.position[j, 0], others.position[j, 1],
+                                         others.position[j, 2], box[0], box[1], box[2])
             o = observability(d, alpha, r, fov, p.distance_power, p.angle_power)
             sw += o
             ax += o * dx
             ay += o * dy
             az += o * dz
         if sw <= 0.0:
-            no_opinion(out, i)
+            out.direction[i, 0] = 0.0
+            out.direction[i, 1] = 0.0
+            out.direction[i, 2] = 0.0
+            out.direction_desire[i] = 0.0
+            out.speed[i] = 0.0
+            out.speed_desire[i] = 0.0
             continue
         ax /= sw
         ay /= sw
         az /= sw
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if length < 1e-9:
-            no_opinion(out, i)
+            out.direction[i, 0] = 0.0
+            out.direction[i, 1] = 0.0
+            out.direction[i, 2] = 0.0
+            out.direction_desire[i] = 0.0
+            out.speed[i] = 0.0
+            out.speed_desire[i] = 0.0
             continue
         out.direction[i, 0] = ax / length
         out.direction[i, 1] = ay / length
@@ -79,6 +96,12 @@ def alignment(agents, others, neighbors, box, p, time, dt, out):
     r = p.max_distance
     fov = math.radians(p.fov_deg)
     for i in prange(neighbors.count.shape[0]):
+        px = agents.position[i, 0]
+        py = agents.position[i, 1]
+        pz = agents.position[i, 2]
+        fx = agents.forward[i, 0]
+        fy = agents.forward[i, 1]
+        fz = agents.forward[i, 2]
         sw = 0.0
         ax = 0.0
         ay = 0.0
@@ -86,7 +109,8 @@ def alignment(agents, others, neighbors, box, p, time, dt, out):
         sb = 0.0
         for q in range(neighbors.count[i]):
             j = neighbors.index[i, q]
-            dx, dy, dz, d, alpha = pair(agents, others, box, i, j)
+            dx, dy, dz, d, alpha = pair(px, py, pz, fx, fy, fz, others.position[j, 0], others.position[j, 1],
+                                         others.position[j, 2], box[0], box[1], box[2])
             o = observability(d, alpha, r, fov, p.distance_power, p.angle_power)
             if o <= 0.0:
                 continue
@@ -101,7 +125,12 @@ def alignment(agents, others, neighbors, box, p, time, dt, out):
                 ay += o * vy / s
                 az += o * vz / s
         if sw <= 0.0:
-            no_opinion(out, i)
+            out.direction[i, 0] = 0.0
+            out.direction[i, 1] = 0.0
+            out.direction[i, 2] = 0.0
+            out.direction_desire[i] = 0.0
+            out.speed[i] = 0.0
+            out.speed_desire[i] = 0.0
             continue
         b = sb / sw
         cvx = agents.velocity[i, 0]
@@ -153,13 +182,20 @@ def separation(agents, others, neighbors, box, p, time, dt, out):
     r = p.max_distance
     fov = math.radians(p.fov_deg)
     for i in prange(neighbors.count.shape[0]):
+        px = agents.position[i, 0]
+        py = agents.position[i, 1]
+        pz = agents.position[i, 2]
+        fx = agents.forward[i, 0]
+        fy = agents.forward[i, 1]
+        fz = agents.forward[i, 2]
         u = 0.0
         ax = 0.0
         ay = 0.0
         az = 0.0
         for q in range(neighbors.count[i]):
             j = neighbors.index[i, q]
-            dx, dy, dz, d, alpha = pair(agents, others, box, i, j)
+            dx, dy, dz, d, alpha = pair(px, py, pz, fx, fy, fz, others.position[j, 0], others.position[j, 1],
+                                         others.position[j, 2], box[0], box[1], box[2])
             o = observability(d, alpha, r, fov, p.distance_power, p.angle_power)
             if o <= 0.0:
                 continue
@@ -171,7 +207,12 @@ def separation(agents, others, neighbors, box, p, time, dt, out):
                 az -= o * dz / d
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if u <= 0.0 or length < 1e-9:
-            no_opinion(out, i)
+            out.direction[i, 0] = 0.0
+            out.direction[i, 1] = 0.0
+            out.direction[i, 2] = 0.0
+            out.direction_desire[i] = 0.0
+            out.speed[i] = 0.0
+            out.speed_desire[i] = 0.0
             continue
         out.direction[i, 0] = ax / length
         out.direction[i, 1] = ay / length

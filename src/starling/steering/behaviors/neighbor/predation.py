@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 from ...params import NeighborBehaviorParams
 from ...registry import behavior
 from ...shaping import ease, easing_code, observability
-from .common import no_opinion, pair
+from .common import pair
 
 
 class _ReactionParams(NeighborBehaviorParams):
@@ -59,6 +59,12 @@ def flee(agents, others, neighbors, box, p, time, dt, out):
     r = p.max_distance
     fov = math.radians(p.fov_deg)
     for i in prange(neighbors.count.shape[0]):
+        px = agents.position[i, 0]
+        py = agents.position[i, 1]
+        pz = agents.position[i, 2]
+        fx = agents.forward[i, 0]
+        fy = agents.forward[i, 1]
+        fz = agents.forward[i, 2]
         ax = 0.0
         ay = 0.0
         az = 0.0
@@ -66,7 +72,8 @@ def flee(agents, others, neighbors, box, p, time, dt, out):
         seen = False
         for q in range(neighbors.count[i]):
             j = neighbors.index[i, q]
-            dx, dy, dz, d, alpha = pair(agents, others, box, i, j)
+            dx, dy, dz, d, alpha = pair(px, py, pz, fx, fy, fz, others.position[j, 0], others.position[j, 1],
+                                         others.position[j, 2], box[0], box[1], box[2])
             o = observability(d, alpha, r, fov, p.distance_power, p.angle_power)
             if o <= 0.0:
                 continue
@@ -78,7 +85,12 @@ def flee(agents, others, neighbors, box, p, time, dt, out):
                 az -= o * dz / d
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if not seen or length < 1e-9:
-            no_opinion(out, i)
+            out.direction[i, 0] = 0.0
+            out.direction[i, 1] = 0.0
+            out.direction[i, 2] = 0.0
+            out.direction_desire[i] = 0.0
+            out.speed[i] = 0.0
+            out.speed_desire[i] = 0.0
             continue
         a = ease(p.easing, 1.0 - nearest / r, p.easing_power)
         out.direction[i, 0] = ax / length
@@ -95,20 +107,32 @@ def seek(agents, others, neighbors, box, p, time, dt, out):
     r = p.max_distance
     fov = math.radians(p.fov_deg)
     for i in prange(neighbors.count.shape[0]):
+        px = agents.position[i, 0]
+        py = agents.position[i, 1]
+        pz = agents.position[i, 2]
+        fx = agents.forward[i, 0]
+        fy = agents.forward[i, 1]
+        fz = agents.forward[i, 2]
         best = -1.0
         bx = 0.0
         by = 0.0
         bz = 0.0
         for q in range(neighbors.count[i]):
             j = neighbors.index[i, q]
-            dx, dy, dz, d, alpha = pair(agents, others, box, i, j)
+            dx, dy, dz, d, alpha = pair(px, py, pz, fx, fy, fz, others.position[j, 0], others.position[j, 1],
+                                         others.position[j, 2], box[0], box[1], box[2])
             if observability(d, alpha, r, fov, p.distance_power, p.angle_power) <= 0.0:
                 continue
             if best < 0.0 or d < best:
                 best = d
                 bx, by, bz = dx, dy, dz
         if best < 1e-9:
-            no_opinion(out, i)
+            out.direction[i, 0] = 0.0
+            out.direction[i, 1] = 0.0
+            out.direction[i, 2] = 0.0
+            out.direction_desire[i] = 0.0
+            out.speed[i] = 0.0
+            out.speed_desire[i] = 0.0
             continue
         a = ease(p.easing, 1.0 - best / r, p.easing_power)
         out.direction[i, 0] = bx / best

@@ -16,7 +16,7 @@ from typing import Literal
 from numba import prange
 from pydantic import Field, model_validator
 
-from ...noise import QUANTILES, uniform_noise
+from ...noise import uniform_noise
 from ...params import BehaviorParams
 from ...registry import behavior
 
@@ -48,9 +48,9 @@ def wandering(agents, p, time, dt, out):
     max_pitch = math.radians(p.max_pitch_deg)
     for i in prange(uid.shape[0]):
         seed = uid[i]
-        azimuth = math.pi * uniform_noise(2 * seed + 1, time * p.heading_frequency, QUANTILES)
-        pitch = max_pitch * uniform_noise(seed, time * p.pitch_frequency + 17.0, QUANTILES)
-        u = 0.5 + 0.5 * uniform_noise(3 * seed + 2, time * p.speed_frequency + 31.0, QUANTILES)
+        azimuth = math.pi * uniform_noise(2 * seed + 1, time * p.heading_frequency)
+        pitch = max_pitch * uniform_noise(seed, time * p.pitch_frequency + 17.0)
+        u = 0.5 + 0.5 * uniform_noise(3 * seed + 2, time * p.speed_frequency + 31.0)
         ce = math.cos(pitch)
         out.direction[i, 0] = ce * math.cos(azimuth)
         out.direction[i, 1] = math.sin(pitch)

@@ -1,0 +1,177 @@
+"""The simulation thread: pacing, control commands, inspection and resilience,
+all against the real simulation (a 200-bird flock)."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from starling.server import protocol as P
+from starling.server.runner import SimulationRunner
+
+from .helpers import RecordingSink, wait_for
+
+
+def _steps_over(runner: SimulationRunner, seconds: float) -> int:
+    start = runner.sim.step_count
+    time.sleep(seconds)
+    return runner.sim.step_count - start
+
+
+def test_realtime_mode_keeps_simulated_time_with_the_wall_clock(runner_factory):
+    runner, sink = runner_factory()
+    dt = runner.sim.dt
+    t0, wall0 = runner.sim.time, time.perf_counter()
+    time.sleep(1.0)
+    elapsed_sim = runner.sim.time - t0
+    elapsed_wall = time.perf_counter() - wall0
+    assert elapsed_sim == pytest.approx(elapsed_wall, abs=3 * dt + 0.05)
+
+
+def test_speed_multiplier_and_fast_mode_run_ahead_of_the_clock(runner_factory):
+    runner, _ = runner_factory()
+    runner.submit(None, P.Speed(type="speed", multiplier=4.0))
+    time.sleep(0.1)
+    t0 = runner.sim.time
+    time.sleep(0.8)
+    assert runner.sim.time - t0 == pytest.approx(3.2, rel=0.25)
+    runner.submit(None, P.Mode(type="mode", mode="fast"))
+    time.sleep(0.1)
+    t0 = runner.sim.time
+    time.sleep(0.5)
+    assert runner.sim.time - t0 > 2.0 * 0.5 * 4  # far more than the 4× real-time pace
+
+
+def test_pause_stops_the_clock_and_step_advances_exactly_n(runner_factory):
+    runner, sink = runner_factory()
+    runner.submit(None, P.Pause(type="pause"))
+    wait_for(lambda: sink.status and sink.status[-1]["paused"], what="a paused status")
+    frozen = runner.sim.step_count
+    time.sleep(0.3)
+    assert runner.sim.step_count == frozen
+    runner.submit(None, P.Step(type="step", n=5))
+    wait_for(lambda: runner.sim.step_count == frozen + 5, what="five single steps")
+    time.sleep(0.2)
+    assert runner.sim.step_count == frozen + 5
+    last = P.decode_frame(sink.frames[-1])
+    assert last.step == frozen + 5 and last.paused
+    runner.submit(None, P.Resume(type="resume"))
+    wait_for(lambda: runner.sim.step_count > frozen + 10, what="resumed stepping")
+
+
+def test_frames_are_published_for_every_species_with_rising_sequence_numbers(runner_factory):
+    runner, sink = runner_factory()
+    wait_for(lambda: len(sink.frames) >= 10, what="ten frames")
+    frames = [P.decode_frame(f) for f in sink.frames[:10]]
+    assert [f.sequence for f in frames] == sorted({f.sequence for f in frames})
+    assert all(len(f.species) == len(runner.sim.species) for f in frames)
+    assert frames[-1].species[0].uid.size == 200
+    scene = sink.scenes[0]
+    assert scene["type"] == "scene" and scene["species"][0]["model"] == "bird"
+    assert scene["player"] == {"fire": hasattr(runner.sim, "fire"), "throw_apple": hasattr(runner.sim, "throw_apple"),
+                               "move_player": hasattr(runner.sim, "move_player")}
+
+
+def test_status_reports_rates_counts_and_metrics(runner_factory):
+    runner, sink = runner_factory()
+    wait_for(lambda: any(s["steps_per_s"] > 0 and s["metrics"] for s in sink.status), what="a full status")
+    status = [s for s in sink.status if s["steps_per_s"] > 0 and s["metrics"]][-1]
+    assert status["counts"] == {"bird": 200}
+    assert {"polarization", "milling", "nn_distance"} <= set(status["metrics"]["bird"])
+    assert status["steps_per_s"] == pytest.approx(1 / runner.sim.dt, rel=0.35)
+    assert status["frame_bytes"] == P.frame_size([200])
+
+
+def test_a_selected_animal_is_inspected_every_frame(runner_factory):
+    runner, sink = runner_factory()
+    uid = int(runner.sim.population("bird").uid[7])
+    runner.submit(3, P.Select(type="select", species="bird", uid=uid))
+    wait_for(lambda: len([m for c, m in sink.inspects if c == 3]) >= 5, what="five inspections")
+    message = [m for c, m in sink.inspects if c == 3][-1]
+    assert message["alive"] and message["uid"] == uid and message["species"] == "bird"
+    assert {"behaviors", "neighbors", "desired_velocity", "fov_deg", "view_distance", "state"} <= set(message)
+    runner.submit(3, P.Deselect(type="deselect"))
+    time.sleep(0.2)
+    count = len(sink.inspects)
+    time.sleep(0.3)
+    assert len(sink.inspects) == count
+
+
+def test_selecting_what_does_not_exist_is_answered_not_fatal(runner_factory):
+    runner, sink = runner_factory()
+    runner.submit(4, P.Select(type="select", species="dragon", uid=1))
+    wait_for(lambda: sink.errors(), what="an error")
+    assert "dragon" in sink.errors()[0] and "bird" in sink.errors()[0]
+    runner.submit(4, P.Select(type="select", species="bird", uid=10**9))
+    wait_for(lambda: any(not m["alive"] for _, m in sink.inspects), what="a not-alive inspection")
+    assert runner.alive
+
+
+def test_player_actions_reach_the_simulation_or_say_they_are_unavailable(runner_factory):
+    runner, sink = runner_factory()
+    actions = [
+        P.Fire(type="fire", origin=(0, 40, 0), direction=(0, 0, 1)),
+        P.ThrowApple(type="throw_apple", origin=(0, 40, 0), velocity=(0, 0, 0)),
+        P.MovePlayer(type="move_player", position=(0, 0, 0)),
+    ]
+    for action in actions:
+        runner.submit(9, action)
+    wait_for(lambda: len([e for c, e in sink.events if c == 9]) == 3, what="three answers")
+    for action, (_, answer) in zip(actions, [e for e in sink.events if e[0] == 9]):
+        method = P.PLAYER_ACTIONS[action.type]
+        if hasattr(runner.sim, method):
+            assert answer == {"type": "ack", "action": action.type, **({"result": answer["result"]} if "result" in answer else {})}
+        else:
+            assert answer["type"] == "error"
+            assert answer["message"] == f"{method} is not available in this scenario"
+
+
+def test_switching_to_an_unknown_scenario_names_the_choices_and_keeps_running(runner_factory):
+    runner, sink = runner_factory()
+    runner.submit(2, P.SwitchScenario(type="scenario", name="atlantis"))
+    wait_for(lambda: sink.errors(), what="an error")
+    assert "atlantis" in sink.errors()[0] and "flock" in sink.errors()[0]
+    assert _steps_over(runner, 0.3) > 0
+
+
+def test_switching_scenario_sends_a_new_scene_and_restarts_time(runner_factory):
+    runner, sink = runner_factory()
+    time.sleep(0.3)
+    runner.submit(2, P.SwitchScenario(type="scenario", name="flock", seed=5))
+    wait_for(lambda: len(sink.scenes) == 2, what="a second scene")
+    assert runner.seed == 5
+    wait_for(lambda: runner.sim.step_count > 0, what="the new scenario to step")
+
+
+def test_a_failing_step_pauses_with_an_error_and_the_thread_survives(runner_factory):
+    runner, sink = runner_factory()
+    sim = runner.sim
+    real_step = sim.step
+
+    def broken(n: int = 1) -> None:
+        raise FloatingPointError("kaboom")
+
+    sim.step = broken
+    wait_for(lambda: sink.errors(), what="the step error")
+    assert "kaboom" in sink.errors()[0]
+    assert runner.alive and runner.paused
+    sim.step = real_step
+    before = sim.step_count
+    runner.submit(None, P.Resume(type="resume"))
+    wait_for(lambda: sim.step_count > before, what="stepping after the failure")
+
+
+def test_a_scenario_that_cannot_load_is_reported_and_the_thread_waits():
+    def loader(name, seed):
+        raise ValueError("no such file")
+
+    runner = SimulationRunner("flock", loader=loader, scenario_names=lambda: ["flock"])
+    sink = RecordingSink()
+    runner.start(sink)
+    try:
+        wait_for(lambda: sink.errors(), what="the load error")
+        assert "no such file" in sink.errors()[0]
+        wait_for(lambda: sink.status and sink.status[-1]["error"], what="a status carrying the error")
+        assert runner.alive and runner.sim is None
+    finally:
+        runner.stop()

@@ -1,0 +1,27 @@
+"""Vector helpers: the fast arccos and slerp."""
+import math
+
+import numpy as np
+
+from starling.steering.vecmath import fast_acos, slerp_unit
+
+
+def test_fast_acos_is_within_2e8_radians_everywhere():
+    xs = np.concatenate([np.linspace(-1, 1, 200_001), [-1.0, -0.0, 0.0, 1.0, 0.999999999, -0.999999999]])
+    err = max(abs(fast_acos(float(x)) - math.acos(x)) for x in xs)
+    assert err < 2.5e-8
+
+
+def test_fast_acos_clamps_rounding_overshoot():
+    assert fast_acos(1.0000001) == 0.0
+    assert abs(fast_acos(-1.0000001) - math.pi) < 1e-12
+
+
+def test_slerp_moves_by_the_fraction_of_the_angle_and_stays_unit():
+    a = (1.0, 0.0, 0.0)
+    b = (0.0, 0.0, 1.0)
+    x, y, z = slerp_unit(*a, *b, 0.25)
+    assert abs(math.hypot(x, y, z) - 1) < 1e-12
+    assert abs(math.degrees(math.acos(x)) - 22.5) < 1e-9
+    x, y, z = slerp_unit(*a, -1.0, 0.0, 0.0, 0.5)  # antiparallel: still a unit vector, 90° away
+    assert abs(math.hypot(x, y, z) - 1) < 1e-12 and abs(x) < 1e-9
