@@ -76,6 +76,7 @@ def _summary(sim, scenario_name: str, steps: int, wall: float, step_ms: list[flo
             "alive": stats["count"],
             "mean_speed": round(stats["mean_speed"], 4),
             "polarization": round(stats["polarization"], 4),
+            **sim.species_summary(name),
         }
     arr = np.asarray(step_ms) if step_ms else np.zeros(1)
     return {

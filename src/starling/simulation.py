@@ -49,6 +49,17 @@ class Simulation:
             self.pipelines.append(SpeciesPipeline(sp, index, self.world, planar=getattr(mover, "planar", False),
                                                   max_speed=sp.mover.max_speed))
 
+        self.systems = []
+        for sec in registry.sections():
+            if sec.factory is None:
+                continue
+            present = (getattr(scenario, sec.name, None) is not None if sec.scope == "scenario"
+                       else any(getattr(sp, sec.name, None) is not None for sp in scenario.species))
+            if present:
+                system = sec.factory(self)
+                if system is not None:
+                    self.systems.append(system)
+
     # ------------------------------------------------------------------ setup
     def _spawn_initial(self, pop: Population, sp, index: int, planar: bool) -> None:
         rng = self.world.species_rng(index)
@@ -104,6 +115,8 @@ class Simulation:
         world = self.world
         t = world.clock.time
         dt = world.clock.dt
+        for system in self.systems:
+            system.before_behaviors(self, dt)
         for pipeline in self.pipelines:
             pipeline.compute(world, t, dt, record=self.record_debug)
         wrap = (world.bounds_min, world.bounds_max - world.bounds_min) if world.wrap else None
@@ -112,8 +125,13 @@ class Simulation:
             if pop.n == 0:
                 continue
             mover.move(pop.position, pop.velocity, pop.forward, pop.up, pipeline.desired[: pop.n], dt,
-                       wrap=wrap, parallel=pop.n >= PARALLEL_THRESHOLD)
-        world.commands.apply(world)
+                       wrap=wrap, parallel=pop.n >= PARALLEL_THRESHOLD,
+                       speed_scale=pipeline.speed_scale_for(pop.n), accel_scale=pipeline.accel_scale_for(pop.n))
+        for system in self.systems:
+            system.after_move(self, dt)
+        killed = world.commands.apply(world)
+        for system in self.systems:
+            system.after_commands(self, killed)
         world.clock.advance()
         if world.clock.step % REORDER_EVERY == 0:
             self._restore_locality()
@@ -152,6 +170,8 @@ class Simulation:
             "fov_deg": float(cfg.groups[0].query.fov_deg) if cfg.groups else 360.0,
             "view_distance": float(cfg.groups[0].query.max_distance) if cfg.groups else 0.0,
         }
+        for system in self.systems:
+            info.update(system.inspect(self, species, row))
         detail = pipeline.inspect_row(self.world, uid)
         if detail:
             info["behaviors"] = detail["behaviors"]
@@ -179,7 +199,29 @@ class Simulation:
         for pop in self.world.populations.values():
             for arr in (pop.position, pop.velocity, pop.forward, pop.up):
                 bad += int(np.count_nonzero(~np.isfinite(arr).all(axis=1)))
-        return {"nan": bad}
+        out = {"nan": bad}
+        for system in self.systems:
+            out.update(system.health(self))
+        return out
+
+    def species_summary(self, species: str) -> dict:
+        """Per-species counters contributed by systems (deaths, bites, catches, states…)."""
+        out: dict = {}
+        for system in self.systems:
+            out.update(system.species_summary(self, species))
+        return out
+
+    def scene(self) -> dict:
+        """Static scene description for viewers: world box, species looks, and systems' geometry."""
+        out = {
+            "name": self.scenario.name,
+            "bounds_min": list(self.scenario.world.bounds_min),
+            "bounds_max": list(self.scenario.world.bounds_max),
+            "species": [{"name": sp.name, **sp.appearance.model_dump()} for sp in self.scenario.species],
+        }
+        for system in self.systems:
+            out.update(system.scene(self))
+        return out
 
 
 def load_scenario(name_or_path: Union[str, Path], *, seed: Optional[int] = None, dt: Optional[float] = None,

@@ -16,7 +16,10 @@ def make(planar=False, **kw):
 
 def state(vel, fwd=None):
     v = np.array([vel], np.float32)
-    f = np.array([fwd if fwd is not None else (v[0] / max(np.linalg.norm(v[0]), 1e-9) if np.linalg.norm(v[0]) > 0 else (0, 0, 1))], np.float32)
+    speed = float(np.linalg.norm(v[0]))
+    if fwd is None:
+        fwd = v[0] / speed if speed > 1e-6 else (0.0, 0.0, 1.0)
+    f = np.array([fwd], np.float32)
     up = np.array([[0, 1, 0]], np.float32)
     return np.zeros((1, 3), np.float32), v, f, up
 

@@ -7,7 +7,6 @@ import threading
 import time
 from typing import Callable, Optional
 
-from starling.server.runner import SimulationRunner, scenario_loader
 
 SCENARIO = "flock"
 SMALL = ("species.bird.count=200",)

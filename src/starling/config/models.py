@@ -138,15 +138,22 @@ def scenario_model():
         "groups": (list[NeighborGroup], Field(default_factory=list)),
         "__validators__": {"_name": field_validator("name")(lambda cls, v: _check_name(v))},
     }
+    for sec in registry.sections("species"):
+        species_fields[sec.name] = (Optional[sec.model], Field(None, description=sec.doc or None))
     if simple is not None:
         species_fields["behaviors"] = (list[simple], Field(default_factory=list))
     if ray is not None:
         species_fields["ray_behaviors"] = (list[ray], Field(default_factory=list))
     Species = create_model("SpeciesConfig", **species_fields)
 
+    scenario_sections = {
+        sec.name: (Optional[sec.model], Field(None, description=sec.doc or None))
+        for sec in registry.sections("scenario")
+    }
     Scenario = create_model(
         "ScenarioConfig",
         __base__=StrictModel,
+        **scenario_sections,
         __doc__="A whole scene: world, species and their pipelines.",
         name=(str, Field("scenario", description="Scenario name.")),
         description=(str, ""),

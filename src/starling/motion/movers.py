@@ -135,7 +135,7 @@ def _orthonormal_up(ux, uy, uz, fx, fy, fz):
 
 
 @njit(cache=True)
-def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size):
+def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size, sscale, ascale):
     """Move animals ``lo``..``hi`` (one call per range: array-passing calls are not free)."""
     t_turn = 1.0 - math.exp(-p[5] * dt)
     t_bank = 1.0 - math.exp(-p[7] * dt)
@@ -149,8 +149,10 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
         if planar:
             vy = 0.0
             dy = 0.0
+        ss = sscale[i] if sscale.shape[0] > 0 else 1.0
+        sa = ascale[i] if ascale.shape[0] > 0 else 1.0
         nvx, nvy, nvz, lx, ly, lz = accelerate(
-            vx, vy, vz, dx, dy, dz, p[0], p[1], p[2], p[3], p[4], dt
+            vx, vy, vz, dx, dy, dz, p[0] * ss, p[1] * sa, p[2] * sa, p[3] * sa, p[4], dt
         )
         if planar:
             nvy = 0.0
@@ -193,13 +195,16 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
             position[i, a] = x
 
 @njit(cache=True, parallel=True)
-def _move_parallel(planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size):
+def _move_parallel(planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size, sscale, ascale):
     n = position.shape[0]
     chunks = 64
     step = (n + chunks - 1) // chunks
     for c in prange(chunks):
         _move_range(c * step, min(n, (c + 1) * step), planar, position, velocity, forward, up, desired, p, dt,
-                    wrap, bmin, size)
+                    wrap, bmin, size, sscale, ascale)
+
+
+_NO_SCALE = np.zeros(0, np.float32)
 
 
 class Mover:
@@ -228,11 +233,17 @@ class Mover:
     def max_speed(self) -> float:
         return self.params.max_speed
 
-    def move(self, position, velocity, forward, up, desired, dt, *, wrap=None, parallel=False) -> None:
+    def move(self, position, velocity, forward, up, desired, dt, *, wrap=None, parallel=False,
+             speed_scale=None, accel_scale=None) -> None:
         """Advance velocity, orientation and position of the animals by one step of ``dt``.
 
         ``wrap``: None, or ``(lo (3,), size (3,))`` of a periodic world box.
+        ``speed_scale``/``accel_scale``: optional (n,) per-animal factors on the maximum
+        speed and on the acceleration rates (fatigue, an emergency state).
         """
+        none = _NO_SCALE
+        sscale = none if speed_scale is None else np.ascontiguousarray(speed_scale, np.float32)
+        ascale = none if accel_scale is None else np.ascontiguousarray(accel_scale, np.float32)
         if position.shape[0] == 0:
             return
         if wrap is None:
@@ -245,10 +256,10 @@ class Mover:
         size = np.asarray(size, np.float64)
         if parallel:
             _move_parallel(self.planar, position, velocity, forward, up, desired, self._packed, float(dt), do_wrap,
-                           lo, size)
+                           lo, size, sscale, ascale)
         else:
             _move_range(0, position.shape[0], self.planar, position, velocity, forward, up, desired, self._packed,
-                        float(dt), do_wrap, lo, size)
+                        float(dt), do_wrap, lo, size, sscale, ascale)
 
 
 @mover("free", params=FreeMoverParams)

@@ -128,6 +128,10 @@ class SpeciesPipeline:
             row += 1
         self.extra: list[BehaviorSlot] = []  # ray behaviours, filled by the environment layer
         self.results = VelocityResults(row, 0)
+        # per-animal modulation written by systems (brains, energy); None = no modulation
+        self.desire_scale: Optional[np.ndarray] = None  # (behaviours, capacity): multiplies both desires
+        self.speed_scale: Optional[np.ndarray] = None  # (capacity,): multiplies the mover's max speed
+        self.accel_scale: Optional[np.ndarray] = None  # (capacity,): multiplies the mover's rates
         self.desired = np.zeros((16, 3), np.float32)
         self.result_uids: Optional[np.ndarray] = None
 
@@ -162,10 +166,20 @@ class SpeciesPipeline:
             self._run(slot, n, parallel, (agents, slot.kernel_params, time, dt))
         for slot, args in self.extra_args(world, pop, time, dt):
             self._run(slot, n, parallel, args)
+        if self.desire_scale is not None:
+            scale = self.desire_scale[:, :n]
+            self.results.direction_desire[:, :n] *= scale
+            self.results.speed_desire[:, :n] *= scale
         merge(self.merger.kind, self.results.stacked(n), pop.velocity, pop.forward, self.desired[:n],
               max_desire=self.merger.max_desire, parallel=parallel)
         if record:
             self.result_uids = pop.uid.copy()
+
+    def speed_scale_for(self, n: int):
+        return None if self.speed_scale is None else self.speed_scale[:n]
+
+    def accel_scale_for(self, n: int):
+        return None if self.accel_scale is None else self.accel_scale[:n]
 
     def extra_args(self, world, pop, time, dt):
         """Hook for behaviour kinds built on other layers (the environment's ray groups)."""

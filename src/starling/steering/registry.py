@@ -53,7 +53,20 @@ class MoverSpec:
     doc: str = ""
 
 
+@dataclass(frozen=True)
+class SectionSpec:
+    """An optional config section and the system it builds (environment, ecology, …)."""
+
+    name: str
+    model: type
+    scope: str  # "scenario" (a top-level table) or "species" (a table inside each species)
+    factory: Optional[Callable] = None
+    order: int = 0
+    doc: str = ""
+
+
 _behaviors: dict[str, BehaviorSpec] = {}
+_sections: dict[tuple[str, str], SectionSpec] = {}
 _movers: dict[str, MoverSpec] = {}
 _version = [0]
 
@@ -145,6 +158,31 @@ def mover(name: str, *, params: type):
     return register
 
 
+def section(name: str, *, model: type, scope: str = "scenario", order: int = 0):
+    """Register an optional config section (``scope`` "scenario" or "species").
+
+    Decorates ``factory(sim) -> System | None``, called once when a simulation is built
+    (after its populations exist); systems run in ``order``. A section registered only
+    for its data (read by another section's system) may decorate ``None``-returning
+    factories or be registered with :func:`section_model`.
+    """
+    if scope not in ("scenario", "species"):
+        raise RegistryError(f"section {name!r}: scope must be 'scenario' or 'species'")
+
+    def register(factory: Optional[Callable]) -> Optional[Callable]:
+        _sections[(scope, name)] = SectionSpec(name, model, scope, factory, order,
+                                               ((factory.__doc__ if factory else None) or model.__doc__ or "").strip())
+        _version[0] += 1
+        return factory
+
+    return register
+
+
+def sections(scope: Optional[str] = None) -> list[SectionSpec]:
+    _load_builtins()
+    return sorted((s for s in _sections.values() if scope is None or s.scope == scope), key=lambda s: (s.order, s.name))
+
+
 def get_behavior(name: str) -> BehaviorSpec:
     _load_builtins()
     try:
@@ -183,3 +221,4 @@ def _load_builtins() -> None:
     _loaded[0] = True
     from . import behaviors as _b  # noqa: F401
     from ..motion import movers as _m  # noqa: F401
+    from .. import systems as _s  # noqa: F401

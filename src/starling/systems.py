@@ -1,0 +1,52 @@
+"""Systems: whole-world updates that are not steering (environment, ecology, brains).
+
+A system is built from a registered config section (see ``registry.section``) and
+hooks into the fixed order of a step (DESIGN §4)::
+
+    before_behaviors   brains: transitions, timers, per-animal behaviour weights
+    (steering, movers)
+    after_move         collision resolution, eating, energy, sounds expiring, catches
+    (command buffer applied)
+    after_commands     react to kills/spawns (counters, carcasses)
+
+Systems only touch the world through populations, components and the command buffer,
+so the snapshot rule holds: everything they read in ``after_move`` is the moved state
+of this step, everything structural waits for the end of the step.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .simulation import Simulation
+
+
+class System:
+    """Base class: every hook is optional."""
+
+    name = "system"
+
+    def before_behaviors(self, sim: "Simulation", dt: float) -> None:
+        """Before any species computes its desired velocity."""
+
+    def after_move(self, sim: "Simulation", dt: float) -> None:
+        """After every species has moved, before the command buffer is applied."""
+
+    def after_commands(self, sim: "Simulation", killed: dict) -> None:
+        """After spawns, kills and tag changes took effect (``killed``: uids per species)."""
+
+    def health(self, sim: "Simulation") -> dict[str, Any]:
+        """Extra health counters for ``starling run --json`` (all zero when healthy)."""
+        return {}
+
+    def species_summary(self, sim: "Simulation", species: str) -> dict[str, Any]:
+        """Extra per-species numbers for ``starling run --json``."""
+        return {}
+
+    def inspect(self, sim: "Simulation", species: str, row: int) -> dict[str, Any]:
+        """Extra fields shown for a selected animal."""
+        return {}
+
+    def scene(self, sim: "Simulation") -> dict[str, Any]:
+        """Static description for viewers (geometry, …)."""
+        return {}
