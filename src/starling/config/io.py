@@ -62,6 +62,13 @@ def cross_check(scenario) -> list[Problem]:
     """Rules between fields: unique names, known targets, declared components."""
     problems = []
     names = [s.name for s in scenario.species]
+    # populations made by systems (sounds, apples, the player, …) can be query targets too
+    provided = set()
+    for sec in registry.sections():
+        present = (getattr(scenario, sec.name, None) is not None if sec.scope == "scenario"
+                   else any(getattr(sp, sec.name, None) is not None for sp in scenario.species))
+        if present:
+            provided.update(sec.provides)
     seen = set()
     for i, name in enumerate(names):
         if name in seen:
@@ -70,10 +77,10 @@ def cross_check(scenario) -> list[Problem]:
     for i, sp in enumerate(scenario.species):
         for g, group in enumerate(sp.groups):
             for t, target in enumerate(group.query.targets):
-                if target not in seen:
+                if target not in seen and target not in provided:
                     problems.append(Problem(
                         f"species.{i}.groups.{g}.query.targets.{t}",
-                        f"unknown species {target!r}; known: {', '.join(names)}",
+                        f"unknown species {target!r}; known: {', '.join(names + sorted(provided))}",
                     ))
         declared = set(sp.components)
         lists = [("behaviors", getattr(sp, "behaviors", []))]

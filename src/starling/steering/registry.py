@@ -63,6 +63,7 @@ class SectionSpec:
     factory: Optional[Callable] = None
     order: int = 0
     doc: str = ""
+    provides: tuple[str, ...] = ()  # populations the system creates (queries may target them)
 
 
 _behaviors: dict[str, BehaviorSpec] = {}
@@ -158,7 +159,7 @@ def mover(name: str, *, params: type):
     return register
 
 
-def section(name: str, *, model: type, scope: str = "scenario", order: int = 0):
+def section(name: str, *, model: type, scope: str = "scenario", order: int = 0, provides: tuple[str, ...] = ()):
     """Register an optional config section (``scope`` "scenario" or "species").
 
     Decorates ``factory(sim) -> System | None``, called once when a simulation is built
@@ -171,7 +172,8 @@ def section(name: str, *, model: type, scope: str = "scenario", order: int = 0):
 
     def register(factory: Optional[Callable]) -> Optional[Callable]:
         _sections[(scope, name)] = SectionSpec(name, model, scope, factory, order,
-                                               ((factory.__doc__ if factory else None) or model.__doc__ or "").strip())
+                                               ((factory.__doc__ if factory else None) or model.__doc__ or "").strip(),
+                                               tuple(provides))
         _version[0] += 1
         return factory
 
