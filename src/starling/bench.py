@@ -82,20 +82,21 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
     pop = world.population("boid")
     group = pipe.groups[0]
     box = world.box
-    box32 = box.astype(np.float32)
     parallel = n >= PARALLEL_THRESHOLD
     stage_repeats = max(3, repeats // 2)
     profile = {}
     query = _timed(lambda: find_neighbors(pop.position, pop.forward, pop.position, group.query,
                                           exclude_self=True, box=box, out=group.neighbors), stage_repeats)
     profile["query"] = _stats(query)
+    profile["pair_geometry"] = _stats(_timed(lambda: pipe._query(world, pop, group, box, False), stage_repeats))
+    profile["pair_geometry"] = {k: round(v - profile["query"][k], 4) for k, v in profile["pair_geometry"].items()}
     others, nbrs = pipe._query(world, pop, group, box, False)
     agents = pop.agents()
     for slot in group.behaviors:
         kernel = slot.spec.compiled(parallel)
         out = pipe.results.view(slot.row, n)
         profile[slot.name] = _stats(_timed(
-            lambda: kernel(agents, others, nbrs, box32, slot.kernel_params, 0.0, sim.dt, out), stage_repeats))
+            lambda: kernel(agents, others, nbrs, slot.kernel_params, 0.0, sim.dt, out), stage_repeats))
     desired = pipe.desired[:n]
     profile["merger"] = _stats(_timed(
         lambda: merge("priority_desire", pipe.results.stacked(n), pop.velocity, pop.forward, desired,

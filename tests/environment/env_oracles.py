@@ -144,10 +144,12 @@ def _point_in_polygon(poly, x, z):
     return inside
 
 
-def brute_force_cast(env, origins, dirs, tmax, mask):
-    """Reference nearest hits ``(hit, t, normal, layer)`` testing every shape of ``env`` directly."""
+def brute_force_cast(env, origins, dirs, max_distance, mask):
+    """Reference nearest hits ``(hit, t, normal, layer)`` testing every shape of ``env`` directly
+    (``max_distance`` scalar or per ray)."""
     a = env.arrays
     n = origins.shape[0]
+    max_distance = np.broadcast_to(np.asarray(max_distance, dtype=np.float64), (n,))
     hit = np.zeros(n, bool)
     dist = np.full(n, np.inf)
     normal = np.zeros((n, 3))
@@ -159,6 +161,7 @@ def brute_force_cast(env, origins, dirs, tmax, mask):
         terrain_normals = triangle_normals(terrain_tris)
     mesh_tris = np.stack([a.tri_v0, a.tri_v0 + a.tri_e1, a.tri_v0 + a.tri_e2], axis=1) if len(a.tri_v0) else None
     for k in range(n):
+        tmax = float(max_distance[k])
         o = origins[k].astype(np.float64)
         d = dirs[k].astype(np.float64)
         d = d / np.linalg.norm(d)

@@ -19,12 +19,18 @@ from numba import njit
 
 from ..world import World
 from .mergers import merge
+from .queries.pairs import PairGeometry
 from .registry import BehaviorSpec, get_behavior
 from .results import VelocityResults
 
-NeighborView = namedtuple("NeighborView", ["index", "distance", "count"])
-NeighborView.__doc__ = """A group's neighbours for the first ``n`` animals: ``index`` (n,k) int32
-into the group's target arrays (-1 padded), ``distance`` (n,k) float32, ``count`` (n,) int32."""
+NeighborView = namedtuple("NeighborView", ["index", "count", "distance", "angle", "direction"])
+NeighborView.__doc__ = """A group's neighbours of the first ``n`` animals and their shared pair geometry.
+
+``index`` (n,k) int32 into the group's target arrays (-1 padded), ``count`` (n,) int32
+valid entries per row, each row sorted by distance (nearest first); for each valid pair: ``distance`` (n,k) float32 (m),
+``angle`` (n,k) float32 between the animal's forward and the direction to the
+neighbour (rad), ``direction`` (n,k,3) float32 unit vector toward the neighbour
+(minimum image in a periodic world)."""
 
 CoreAgents = namedtuple("CoreAgents", ["position", "velocity", "forward", "up", "uid"])
 
@@ -57,6 +63,7 @@ class NeighborGroup:
     exclude_bits: int
     behaviors: list[BehaviorSlot]
     neighbors: Any = None
+    geometry: Any = None
     # the target set of the last query (for inspection): species index and row per target
     target_species: Optional[np.ndarray] = None
     target_rows: Optional[np.ndarray] = None
@@ -157,11 +164,10 @@ class SpeciesPipeline:
         parallel = n >= PARALLEL_THRESHOLD
         agents = pop.agents()
         box = world.box
-        box32 = np.zeros(3, np.float32) if box is None else box.astype(np.float32)
         for group in self.groups:
             others, nbrs = self._query(world, pop, group, box, record)
             for slot in group.behaviors:
-                self._run(slot, n, parallel, (agents, others, nbrs, box32, slot.kernel_params, time, dt))
+                self._run(slot, n, parallel, (agents, others, nbrs, slot.kernel_params, time, dt))
         for slot in self.simple:
             self._run(slot, n, parallel, (agents, slot.kernel_params, time, dt))
         for slot, args in self.extra_args(world, pop, time, dt):
@@ -232,7 +238,14 @@ class SpeciesPipeline:
         nb = group.neighbors
         n = pop.n
         k = group.query.k
-        return others, NeighborView(nb.index[:n, :k], nb.distance[:n, :k], nb.count[:n])
+        index = nb.index[:n, :k]
+        count = nb.count[:n]
+        if group.geometry is None:
+            group.geometry = PairGeometry()
+        box32 = np.zeros(3, np.float32) if box is None else np.asarray(box, np.float32)
+        direction, distance, angle = group.geometry.compute(
+            pop.position, pop.forward, others.position, index, count, box32, parallel=n >= PARALLEL_THRESHOLD)
+        return others, NeighborView(index, count, distance, angle, direction)
 
     def index_in_targets(self, world: World, group: NeighborGroup) -> int:
         return group.targets.index(self.name)

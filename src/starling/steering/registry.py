@@ -110,7 +110,9 @@ def behavior(
     the kind (arrays are views of the first ``n`` animals):
 
     * simple:   ``kernel(agents, params, time, dt, out)``
-    * neighbor: ``kernel(agents, others, neighbors, box, params, time, dt, out)``
+    * neighbor: ``kernel(agents, others, neighbors, params, time, dt, out)`` where
+      ``neighbors`` is a :class:`~starling.steering.pipeline.NeighborView` with the
+      shared per-pair ``distance``, ``angle`` and unit ``direction``
     * ray:      ``kernel(agents, hits, params, time, dt, out)``
 
     ``agents``/``others`` are named tuples of arrays (``position``, ``velocity``,

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from starling.steering.pipeline import CoreAgents, NeighborView
+from starling.steering.queries.pairs import PairGeometry
 from starling.steering.registry import get_behavior
 from starling.steering.results import VelocityResults
 
@@ -41,7 +42,10 @@ def run(kind, me, others, rows, params):
         count[i] = len(r)
     res = VelocityResults(1, len(rows))
     out = res.view(0, len(rows))
-    spec.compiled(False)(me, others, NeighborView(index, dist, count), np.zeros(3, np.float32),
+    direction, distance, angle = PairGeometry().compute(me.position, me.forward, others.position, index, count,
+                                                        np.zeros(3, np.float32))
+    np.testing.assert_allclose(distance[index >= 0], dist[index >= 0], rtol=1e-6)
+    spec.compiled(False)(me, others, NeighborView(index, count, distance, angle, direction),
                          model.kernel_params(), 0.0, 0.1, out)
     return out
 
@@ -107,7 +111,8 @@ def test_seek_goes_for_the_nearest_visible_neighbour():
     # both at 2 m: the first in the (distance, index)-sorted row wins
     out = run("seek", ME, PAIR, [[0, 1]], dict(weight_direction=0.7, max_speed=8.0, **VISION))
     np.testing.assert_allclose(out.direction[0], [0, 0, 1], atol=1e-6)
-    out = run("seek", ME, agents([[3, 0, 0], [0, 0, 1]], [[0, 0, 0]] * 2), [[0, 1]], dict(max_distance=5.0, fov_deg=360.0, max_speed=8.0))
+    # rows come sorted by distance (the query's contract): nearest first
+    out = run("seek", ME, agents([[3, 0, 0], [0, 0, 1]], [[0, 0, 0]] * 2), [[1, 0]], dict(max_distance=5.0, fov_deg=360.0, max_speed=8.0))
     np.testing.assert_allclose(out.direction[0], [0, 0, 1], atol=1e-6)
 
 
@@ -143,3 +148,15 @@ def test_no_nan_and_desires_within_their_weights_for_any_input(m, radius, fov, w
     n = np.linalg.norm(out.direction[0])
     assert n == 0 or abs(n - 1) < 1e-5
     assert out.speed[0] >= 0
+
+
+def test_pair_geometry_uses_the_minimum_image_in_a_periodic_box():
+    me = agents([[0.5, 5, 5]], [[-1, 0, 0]])
+    other = agents([[9.5, 5, 5]], [[0, 0, 1]])
+    index = np.array([[0]], np.int32)
+    count = np.array([1], np.int32)
+    direction, distance, angle = PairGeometry().compute(me.position, me.forward, other.position, index, count,
+                                                        np.array([10, 10, 10], np.float32))
+    assert distance[0, 0] == pytest.approx(1.0, abs=1e-5)  # across the wrap, not 9 m the other way
+    np.testing.assert_allclose(direction[0, 0], [-1, 0, 0], atol=1e-6)
+    assert angle[0, 0] == pytest.approx(0.0, abs=1e-4)  # straight ahead of an animal facing -x

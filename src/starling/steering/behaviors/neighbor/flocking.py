@@ -6,6 +6,9 @@ finished from the accumulator (``q = f(self, q')``). Every neighbour is weighted
 o(d, α) = f_ip(d / r) · f_q2(2α / fov) so neighbours at the edge of vision have no
 influence; every desire is ``weight × activation`` with the activation in [0, 1], so a
 behaviour's maximum desire is its weight whatever the number of neighbours or radius.
+
+The per-pair distance, angle and direction come precomputed from the group
+(``neighbors.distance``/``angle``/``direction``), shared by every behaviour of the group.
 """
 import math
 from typing import Literal, Optional
@@ -16,7 +19,7 @@ from pydantic import Field
 from ...params import NeighborBehaviorParams
 from ...registry import behavior
 from ...shaping import f_q1, f_sep, observability
-from .common import pair
+from ...vecmath import fast_acos
 
 
 class CohesionParams(NeighborBehaviorParams):
@@ -28,54 +31,44 @@ class CohesionParams(NeighborBehaviorParams):
 
 
 @behavior("cohesion", kind="neighbor", params=CohesionParams)
-def cohesion(agents, others, neighbors, box, p, time, dt, out):
+def cohesion(agents, others, neighbors, p, time, dt, out):
     """dir = â, des = w f_q1(|a| / r) with a the offset to the weighted centroid (6.9–6.10)."""
     r = p.max_distance
     fov = math.radians(p.fov_deg)
-    for i in prange(neighbors.count.shape[0]):
-        px = agents.position[i, 0]
-        py = agents.position[i, 1]
-        pz = agents.position[i, 2]
-        fx = agents.forward[i, 0]
-        fy = agents.forward[i, 1]
-        fz = agents.forward[i, 2]
+    count = neighbors.count
+    dist = neighbors.distance
+    angle = neighbors.angle
+    unit = neighbors.direction
+    odir = out.direction
+    for i in prange(count.shape[0]):
         sw = 0.0
         ax = 0.0
         ay = 0.0
         az = 0.0
-        for q in range(neighbors.count[i]):
-            j = neighbors.index[i, q]
-            dx, dy, dz, d, alpha = pair(px, py, pz, fx, fy, fz, others.position[j, 0], others.position[j, 1],
-                                         others.position[j, 2], box[0], box[1], box[2])
-            o = observability(d, alpha, r, fov, p.distance_power, p.angle_power)
+        for q in range(count[i]):
+            d = dist[i, q]
+            o = observability(d, angle[i, q], r, fov, p.distance_power, p.angle_power)
             sw += o
-            ax += o * dx
-            ay += o * dy
-            az += o * dz
-        if sw <= 0.0:
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
-            continue
-        ax /= sw
-        ay /= sw
-        az /= sw
-        length = math.sqrt(ax * ax + ay * ay + az * az)
+            od = o * d
+            ax += od * unit[i, q, 0]
+            ay += od * unit[i, q, 1]
+            az += od * unit[i, q, 2]
+        length = 0.0
+        if sw > 0.0:
+            ax /= sw
+            ay /= sw
+            az /= sw
+            length = math.sqrt(ax * ax + ay * ay + az * az)
         if length < 1e-9:
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
+            odir[i, 0] = 0.0
+            odir[i, 1] = 0.0
+            odir[i, 2] = 0.0
             out.direction_desire[i] = 0.0
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
-            continue
-        out.direction[i, 0] = ax / length
-        out.direction[i, 1] = ay / length
-        out.direction[i, 2] = az / length
-        out.direction_desire[i] = p.weight_direction * f_q1(length / r, p.activation_power)
+        else:
+            odir[i, 0] = ax / length
+            odir[i, 1] = ay / length
+            odir[i, 2] = az / length
+            out.direction_desire[i] = p.weight_direction * f_q1(length / r, p.activation_power)
         out.speed[i] = 0.0
         out.speed_desire[i] = 0.0
 
@@ -91,77 +84,76 @@ class AlignmentParams(NeighborBehaviorParams):
 
 
 @behavior("alignment", kind="neighbor", params=AlignmentParams)
-def alignment(agents, others, neighbors, box, p, time, dt, out):
+def alignment(agents, others, neighbors, p, time, dt, out):
     """dir = Σ o v̂_j normalised, spd = Σ o |v_j| / Σ o (6.11–6.12)."""
     r = p.max_distance
     fov = math.radians(p.fov_deg)
-    for i in prange(neighbors.count.shape[0]):
-        px = agents.position[i, 0]
-        py = agents.position[i, 1]
-        pz = agents.position[i, 2]
-        fx = agents.forward[i, 0]
-        fy = agents.forward[i, 1]
-        fz = agents.forward[i, 2]
+    count = neighbors.count
+    index = neighbors.index
+    dist = neighbors.distance
+    angle = neighbors.angle
+    ovel = others.velocity
+    avel = agents.velocity
+    afwd = agents.forward
+    odir = out.direction
+    for i in prange(count.shape[0]):
         sw = 0.0
         ax = 0.0
         ay = 0.0
         az = 0.0
         sb = 0.0
-        for q in range(neighbors.count[i]):
-            j = neighbors.index[i, q]
-            dx, dy, dz, d, alpha = pair(px, py, pz, fx, fy, fz, others.position[j, 0], others.position[j, 1],
-                                         others.position[j, 2], box[0], box[1], box[2])
-            o = observability(d, alpha, r, fov, p.distance_power, p.angle_power)
+        for q in range(count[i]):
+            o = observability(dist[i, q], angle[i, q], r, fov, p.distance_power, p.angle_power)
             if o <= 0.0:
                 continue
-            vx = others.velocity[j, 0]
-            vy = others.velocity[j, 1]
-            vz = others.velocity[j, 2]
+            j = index[i, q]
+            vx = ovel[j, 0]
+            vy = ovel[j, 1]
+            vz = ovel[j, 2]
             s = math.sqrt(vx * vx + vy * vy + vz * vz)
             sw += o
             sb += o * s
             if s > 1e-9:
-                ax += o * vx / s
-                ay += o * vy / s
-                az += o * vz / s
+                k = o / s
+                ax += k * vx
+                ay += k * vy
+                az += k * vz
         if sw <= 0.0:
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
+            odir[i, 0] = 0.0
+            odir[i, 1] = 0.0
+            odir[i, 2] = 0.0
             out.direction_desire[i] = 0.0
             out.speed[i] = 0.0
             out.speed_desire[i] = 0.0
             continue
         b = sb / sw
-        cvx = agents.velocity[i, 0]
-        cvy = agents.velocity[i, 1]
-        cvz = agents.velocity[i, 2]
+        cvx = avel[i, 0]
+        cvy = avel[i, 1]
+        cvz = avel[i, 2]
         cs = math.sqrt(cvx * cvx + cvy * cvy + cvz * cvz)
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if length < 1e-9:
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
+            odir[i, 0] = 0.0
+            odir[i, 1] = 0.0
+            odir[i, 2] = 0.0
             out.direction_desire[i] = 0.0
         else:
             ux = ax / length
             uy = ay / length
             uz = az / length
             # heading of the animal: its velocity, or its forward vector when at rest
-            hx, hy, hz = cvx, cvy, cvz
-            hs = cs
+            hx, hy, hz, hs = cvx, cvy, cvz, cs
             if hs < 1e-9:
-                hx = agents.forward[i, 0]
-                hy = agents.forward[i, 1]
-                hz = agents.forward[i, 2]
+                hx = afwd[i, 0]
+                hy = afwd[i, 1]
+                hz = afwd[i, 2]
                 hs = math.sqrt(hx * hx + hy * hy + hz * hz)
             theta = 0.0
             if hs > 1e-9:
-                c = (hx * ux + hy * uy + hz * uz) / hs
-                theta = math.acos(min(1.0, max(-1.0, c)))
-            out.direction[i, 0] = ux
-            out.direction[i, 1] = uy
-            out.direction[i, 2] = uz
+                theta = fast_acos((hx * ux + hy * uy + hz * uz) / hs)
+            odir[i, 0] = ux
+            odir[i, 1] = uy
+            odir[i, 2] = uz
             out.direction_desire[i] = p.weight_direction * f_q1(theta / math.pi, p.activation_power)
         out.speed[i] = b
         out.speed_desire[i] = p.weight_speed * f_q1(min(1.0, abs(b - cs) / p.max_speed), p.activation_power)
@@ -177,46 +169,39 @@ class SeparationParams(NeighborBehaviorParams):
 
 
 @behavior("separation", kind="neighbor", params=SeparationParams)
-def separation(agents, others, neighbors, box, p, time, dt, out):
+def separation(agents, others, neighbors, p, time, dt, out):
     """dir = Σ o (p_c − p_j)/|p_c − p_j| normalised, des = w f_sep(max o) (6.13–6.14)."""
     r = p.max_distance
     fov = math.radians(p.fov_deg)
-    for i in prange(neighbors.count.shape[0]):
-        px = agents.position[i, 0]
-        py = agents.position[i, 1]
-        pz = agents.position[i, 2]
-        fx = agents.forward[i, 0]
-        fy = agents.forward[i, 1]
-        fz = agents.forward[i, 2]
+    count = neighbors.count
+    dist = neighbors.distance
+    angle = neighbors.angle
+    unit = neighbors.direction
+    odir = out.direction
+    for i in prange(count.shape[0]):
         u = 0.0
         ax = 0.0
         ay = 0.0
         az = 0.0
-        for q in range(neighbors.count[i]):
-            j = neighbors.index[i, q]
-            dx, dy, dz, d, alpha = pair(px, py, pz, fx, fy, fz, others.position[j, 0], others.position[j, 1],
-                                         others.position[j, 2], box[0], box[1], box[2])
-            o = observability(d, alpha, r, fov, p.distance_power, p.angle_power)
+        for q in range(count[i]):
+            o = observability(dist[i, q], angle[i, q], r, fov, p.distance_power, p.angle_power)
             if o <= 0.0:
                 continue
             if o > u:
                 u = o
-            if d > 1e-9:
-                ax -= o * dx / d
-                ay -= o * dy / d
-                az -= o * dz / d
+            ax -= o * unit[i, q, 0]
+            ay -= o * unit[i, q, 1]
+            az -= o * unit[i, q, 2]
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if u <= 0.0 or length < 1e-9:
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
+            odir[i, 0] = 0.0
+            odir[i, 1] = 0.0
+            odir[i, 2] = 0.0
             out.direction_desire[i] = 0.0
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
-            continue
-        out.direction[i, 0] = ax / length
-        out.direction[i, 1] = ay / length
-        out.direction[i, 2] = az / length
-        out.direction_desire[i] = p.weight_direction * f_sep(u, p.sep_k, p.sep_power)
+        else:
+            odir[i, 0] = ax / length
+            odir[i, 1] = ay / length
+            odir[i, 2] = az / length
+            out.direction_desire[i] = p.weight_direction * f_sep(u, p.sep_k, p.sep_power)
         out.speed[i] = 0.0
         out.speed_desire[i] = 0.0

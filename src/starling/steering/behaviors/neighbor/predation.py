@@ -19,7 +19,6 @@ from pydantic import Field, field_validator
 from ...params import NeighborBehaviorParams
 from ...registry import behavior
 from ...shaping import ease, easing_code, observability
-from .common import pair
 
 
 class _ReactionParams(NeighborBehaviorParams):
@@ -54,90 +53,79 @@ class SeekParams(_ReactionParams):
 
 
 @behavior("flee", kind="neighbor", params=FleeParams)
-def flee(agents, others, neighbors, box, p, time, dt, out):
+def flee(agents, others, neighbors, p, time, dt, out):
     """Away from the observability-weighted threats; all desires grow with closeness."""
     r = p.max_distance
     fov = math.radians(p.fov_deg)
-    for i in prange(neighbors.count.shape[0]):
-        px = agents.position[i, 0]
-        py = agents.position[i, 1]
-        pz = agents.position[i, 2]
-        fx = agents.forward[i, 0]
-        fy = agents.forward[i, 1]
-        fz = agents.forward[i, 2]
+    count = neighbors.count
+    dist = neighbors.distance
+    angle = neighbors.angle
+    unit = neighbors.direction
+    odir = out.direction
+    for i in prange(count.shape[0]):
         ax = 0.0
         ay = 0.0
         az = 0.0
         nearest = r
         seen = False
-        for q in range(neighbors.count[i]):
-            j = neighbors.index[i, q]
-            dx, dy, dz, d, alpha = pair(px, py, pz, fx, fy, fz, others.position[j, 0], others.position[j, 1],
-                                         others.position[j, 2], box[0], box[1], box[2])
-            o = observability(d, alpha, r, fov, p.distance_power, p.angle_power)
+        for q in range(count[i]):
+            d = dist[i, q]
+            o = observability(d, angle[i, q], r, fov, p.distance_power, p.angle_power)
             if o <= 0.0:
                 continue
             seen = True
             nearest = min(nearest, d)
-            if d > 1e-9:
-                ax -= o * dx / d
-                ay -= o * dy / d
-                az -= o * dz / d
+            ax -= o * unit[i, q, 0]
+            ay -= o * unit[i, q, 1]
+            az -= o * unit[i, q, 2]
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if not seen or length < 1e-9:
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
+            odir[i, 0] = 0.0
+            odir[i, 1] = 0.0
+            odir[i, 2] = 0.0
             out.direction_desire[i] = 0.0
             out.speed[i] = 0.0
             out.speed_desire[i] = 0.0
             continue
         a = ease(p.easing, 1.0 - nearest / r, p.easing_power)
-        out.direction[i, 0] = ax / length
-        out.direction[i, 1] = ay / length
-        out.direction[i, 2] = az / length
+        odir[i, 0] = ax / length
+        odir[i, 1] = ay / length
+        odir[i, 2] = az / length
         out.direction_desire[i] = p.weight_direction * a
         out.speed[i] = p.min_speed + (p.max_speed - p.min_speed) * a
         out.speed_desire[i] = p.weight_speed * a
 
 
 @behavior("seek", kind="neighbor", params=SeekParams)
-def seek(agents, others, neighbors, box, p, time, dt, out):
+def seek(agents, others, neighbors, p, time, dt, out):
     """Toward the nearest visible neighbour; all desires grow with closeness."""
     r = p.max_distance
     fov = math.radians(p.fov_deg)
-    for i in prange(neighbors.count.shape[0]):
-        px = agents.position[i, 0]
-        py = agents.position[i, 1]
-        pz = agents.position[i, 2]
-        fx = agents.forward[i, 0]
-        fy = agents.forward[i, 1]
-        fz = agents.forward[i, 2]
-        best = -1.0
-        bx = 0.0
-        by = 0.0
-        bz = 0.0
-        for q in range(neighbors.count[i]):
-            j = neighbors.index[i, q]
-            dx, dy, dz, d, alpha = pair(px, py, pz, fx, fy, fz, others.position[j, 0], others.position[j, 1],
-                                         others.position[j, 2], box[0], box[1], box[2])
-            if observability(d, alpha, r, fov, p.distance_power, p.angle_power) <= 0.0:
-                continue
-            if best < 0.0 or d < best:
-                best = d
-                bx, by, bz = dx, dy, dz
-        if best < 1e-9:
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
+    count = neighbors.count
+    dist = neighbors.distance
+    angle = neighbors.angle
+    unit = neighbors.direction
+    odir = out.direction
+    for i in prange(count.shape[0]):
+        best = -1
+        for q in range(count[i]):
+            # rows are sorted by distance: the first visible one is the nearest
+            if dist[i, q] > 1e-9 and observability(dist[i, q], angle[i, q], r, fov, p.distance_power,
+                                                   p.angle_power) > 0.0:
+                best = q
+                break
+        if best < 0:
+            odir[i, 0] = 0.0
+            odir[i, 1] = 0.0
+            odir[i, 2] = 0.0
             out.direction_desire[i] = 0.0
             out.speed[i] = 0.0
             out.speed_desire[i] = 0.0
             continue
-        a = ease(p.easing, 1.0 - best / r, p.easing_power)
-        out.direction[i, 0] = bx / best
-        out.direction[i, 1] = by / best
-        out.direction[i, 2] = bz / best
+        a = ease(p.easing, 1.0 - dist[i, best] / r, p.easing_power)
+        odir[i, 0] = unit[i, best, 0]
+        odir[i, 1] = unit[i, best, 1]
+        odir[i, 2] = unit[i, best, 2]
         out.direction_desire[i] = p.weight_direction * a
         out.speed[i] = p.min_speed + (p.max_speed - p.min_speed) * a
         out.speed_desire[i] = p.weight_speed * a
