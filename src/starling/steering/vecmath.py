@@ -51,6 +51,23 @@ def angle_between(ax, ay, az, bx, by, bz):
 
 
 @njit(cache=True, inline="always")
+def fast_acos(x):
+    """arccos with |error| <= 2e-8 rad (Abramowitz & Stegun 4.4.46), about 4x cheaper.
+
+    The per-pair angle to a neighbour is the most frequent transcendental call of the
+    neighbour behaviours; 2e-8 rad is far below what float32 state can resolve.
+    """
+    neg = x < 0.0
+    a = -x if neg else x
+    if a > 1.0:
+        a = 1.0
+    r = math.sqrt(1.0 - a) * (
+        1.5707963050 + a * (-0.2145988016 + a * (0.0889789874 + a * (-0.0501743046 + a * (
+            0.0308918810 + a * (-0.0170881256 + a * (0.0066700901 + a * -0.0012624911)))))))
+    return math.pi - r if neg else r
+
+
+@njit(cache=True, inline="always")
 def slerp_unit(ax, ay, az, bx, by, bz, t):
     """Spherical interpolation between unit vectors a and b by fraction t in [0, 1].
 
@@ -76,7 +93,7 @@ def slerp_unit(ax, ay, az, bx, by, bz, t):
         ct = math.cos(theta)
         st = math.sin(theta)
         return ax * ct + qx * st, ay * ct + qy * st, az * ct + qz * st
-    theta = math.acos(c) * t
+    theta = fast_acos(c) * t
     # orthonormal basis in the plane of a and b
     rx = bx - ax * c
     ry = by - ay * c
@@ -85,20 +102,3 @@ def slerp_unit(ax, ay, az, bx, by, bz, t):
     ct = math.cos(theta)
     st = math.sin(theta)
     return ax * ct + rx * st, ay * ct + ry * st, az * ct + rz * st
-
-
-@njit(cache=True, inline="always")
-def fast_acos(x):
-    """arccos with |error| <= 2e-8 rad (Abramowitz & Stegun 4.4.46), about 4x cheaper.
-
-    The per-pair angle to a neighbour is the most frequent transcendental call of the
-    neighbour behaviours; 2e-8 rad is far below what float32 state can resolve.
-    """
-    neg = x < 0.0
-    a = -x if neg else x
-    if a > 1.0:
-        a = 1.0
-    r = math.sqrt(1.0 - a) * (
-        1.5707963050 + a * (-0.2145988016 + a * (0.0889789874 + a * (-0.0501743046 + a * (
-            0.0308918810 + a * (-0.0170881256 + a * (0.0066700901 + a * -0.0012624911)))))))
-    return math.pi - r if neg else r
