@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 WEB_STAMP := src/starling/server/static/.built
-SCENE ?= flock
+SCENE ?=
 
 .PHONY: setup demo test test-fast bench web system-deps clean
 
@@ -34,7 +34,7 @@ system-deps:
 	fi
 
 demo: setup
-	$(BIN)/starling run $(SCENE)
+	$(BIN)/starling demo $(SCENE)
 
 test: setup system-deps
 	$(BIN)/python -m pytest -q

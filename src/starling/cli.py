@@ -130,6 +130,49 @@ def run(
               f"p95 {summary['step_ms']['p95']:.3f} ms; health {summary['health']}", highlight=False)
 
 
+DEFAULT_SCENE_ORDER = ("meadow", "lagoon", "pasture", "pond", "flock")
+
+
+def default_scene() -> str:
+    """The richest built-in scene available (the app's default)."""
+    names = scenario_names()
+    return next((n for n in DEFAULT_SCENE_ORDER if n in names), names[0])
+
+
+@app.command()
+def serve(
+    scenario: Optional[str] = typer.Argument(None, help="Scenario name or path (default: the richest built-in)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (127.0.0.1 keeps it on this machine)."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port."),
+    no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser."),
+    realtime: bool = typer.Option(True, "--realtime/--fast", help="Pace to real time, or run as fast as possible."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field: path=value (repeatable)."),
+) -> None:
+    """Run the live app: the simulation streamed to a 3D view in the browser."""
+    from .config import load_scenario_config
+    from .server import serve as run_server
+
+    name = scenario or default_scene()
+    try:
+        load_scenario_config(name, set_)  # fail fast, with the field named, before binding a port
+    except ConfigError as e:
+        _config_fail(e)
+    try:
+        run_server(name, host=host, port=port, open_browser=not no_browser, realtime=realtime, overrides=set_)
+    except OSError as e:
+        _fail(f"cannot listen on {host}:{port}: {e.strerror or e}")
+
+
+@app.command()
+def demo(
+    scenario: Optional[str] = typer.Argument(None, help="Scenario (default: the richest built-in)."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535),
+    no_browser: bool = typer.Option(False, "--no-browser"),
+) -> None:
+    """The main job: the live app on the default scene (what `make demo` runs)."""
+    serve(scenario, host="127.0.0.1", port=port, no_browser=no_browser, realtime=True, set_=[])
+
+
 def _int_list(text: str, name: str) -> list[int]:
     try:
         values = [int(float(x)) for x in text.split(",") if x.strip()]

@@ -28,6 +28,36 @@ REORDER_EVERY = 16
 REORDER_MIN_ANIMALS = 4096
 
 
+class PlayerUnavailable(AttributeError, ValueError):
+    """A player action asked of a scenario without a player.
+
+    It is a ``ValueError`` for callers and an ``AttributeError`` for ``hasattr``, so
+    ``hasattr(sim, "fire")`` says whether the scenario offers the action (what the
+    browser server checks before forwarding one).
+    """
+
+
+class _PlayerAction:
+    """A method that exists only while the scenario has a player (the ecology's ``[ecology.player]``)."""
+
+    def __init__(self, func):
+        self.func = func
+        self.__doc__ = func.__doc__
+        self.name = func.__name__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, sim, owner=None):
+        if sim is None:
+            return self
+        system = next((s for s in sim.systems if getattr(s, "has_player", False)), None)
+        if system is None:
+            raise PlayerUnavailable(f"{self.name} is not available in this scenario")
+        func = self.func
+        return lambda *args, **kwargs: func(sim, system, *args, **kwargs)
+
+
 class Simulation:
     """A running scenario. Read any population's arrays between steps."""
 
@@ -99,7 +129,8 @@ class Simulation:
 
     @property
     def species(self) -> list[str]:
-        return list(self.world.populations)
+        """The scenario's species (systems may add more populations: ``world.populations``)."""
+        return [sp.name for sp in self.scenario.species]
 
     def population(self, name: str) -> Population:
         return self.world.population(name)
@@ -144,6 +175,34 @@ class Simulation:
                 continue
             radii = [g.query.max_distance for g in pipeline.groups] or [5.0]
             pop.permute(spatial_order(pop.position, max(radii)))
+
+    # ------------------------------------------------------------------ the player
+    @_PlayerAction
+    def fire(self, system, origin, direction) -> dict:
+        """The player fires from ``origin`` along ``direction``: the first animal on the ray dies.
+
+        Sounds start at the muzzle and where the bullet stops. Structural effects (the
+        death, the sounds, a carcass) happen at the end of the next step. Returns
+        ``{"hit": {"species", "uid"} or None, "impact": [x, y, z] or None}``.
+        Raises ``ValueError`` when the scenario has no player.
+        """
+        return system.fire(origin, direction)
+
+    @_PlayerAction
+    def throw_apple(self, system, origin, velocity) -> None:
+        """The player throws an apple from ``origin`` with ``velocity`` (zero drops it); it falls and is food.
+
+        Raises ``ValueError`` when the scenario has no player.
+        """
+        system.throw_apple(origin, velocity)
+
+    @_PlayerAction
+    def move_player(self, system, position, look_direction=None) -> None:
+        """Place the player at ``position`` (feet), optionally looking along ``look_direction``.
+
+        Raises ``ValueError`` when the scenario has no player.
+        """
+        system.move_player(position, look_direction)
 
     # ------------------------------------------------------------------ reading
     def inspect(self, species: str, uid: int) -> Optional[dict]:

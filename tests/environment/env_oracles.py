@@ -225,3 +225,24 @@ def brute_force_cast(env, origins, dirs, max_distance, mask):
 def random_unit(rng, n):
     v = rng.normal(size=(n, 3))
     return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def triangles_distance(p, tris):
+    """Unsigned distance ``(m,)`` from points ``(m, 3)`` to the nearest of ``(t, 3, 3)`` triangles
+    (projection inside the triangle: plane distance; otherwise the nearest edge)."""
+    p = np.atleast_2d(p)
+    a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
+    n = np.cross(b - a, c - a)
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    rel = p[:, None, :] - a[None]  # (m, t, 3)
+    sd = np.einsum("mtk,tk->mt", rel, n)
+    q = p[:, None, :] - sd[..., None] * n[None]
+    inside = np.ones(sd.shape, bool)
+    best = np.full(sd.shape, np.inf)
+    for u, v in ((a, b), (b, c), (c, a)):
+        e = v - u
+        inside &= np.einsum("mtk,tk->mt", np.cross(e[None], q - u[None]), n) >= 0
+        s = np.clip(np.einsum("mtk,tk->mt", p[:, None, :] - u[None], e) / np.einsum("tk,tk->t", e, e), 0, 1)
+        closest = u[None] + s[..., None] * e[None]
+        best = np.minimum(best, np.linalg.norm(p[:, None, :] - closest, axis=-1))
+    return np.where(inside, np.abs(sd), best).min(axis=1)

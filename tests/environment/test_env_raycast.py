@@ -322,3 +322,62 @@ def test_is_inside_solid_for_terrain_water_and_meshes():
     assert not env.is_inside_solid(np.array([[0, 0.3, 0]]), radius=0.29)[0]
     assert env.is_inside_solid(np.array([[21.5, 0.1, 20.5]]), radius=0.2)[0]  # touching the open surface
     assert env.in_water(np.array([[0, 0.01, 0], [0, 2.5, 0]])).tolist() == [True, False]
+
+
+def test_sphere_cast_matches_tracing_over_terrain_mesh_and_primitives():
+    """Sphere casts through the terrain walk, both BVHs and the plane, against sphere tracing of the exact
+    distance to every surface of the scene."""
+    from env_oracles import heightfield_triangles, numeric_gradient, sdf_box, sdf_cylinder, sdf_sphere, sphere_trace
+    from env_oracles import triangles_distance
+    from starling.environment import sphere_cast
+    from starling.environment.primitives import rotation_from_ypr
+
+    rng = np.random.default_rng(21)
+    X, Z = np.meshgrid(np.linspace(-6, 6, 9), np.linspace(-6, 6, 9))
+    terrain = Heightfield.from_heights(0.8 * np.sin(X) * np.cos(Z / 2) + rng.normal(scale=0.2, size=X.shape),
+                                       -6, -6, 6, 6)
+    soup = rng.uniform([-5, 2, -5], [5, 5, 5], (25, 1, 3)) + rng.normal(scale=0.8, size=(25, 3, 3))
+    rot = rotation_from_ypr(25, 10, -15)
+    shapes = [
+        SphereConfig(center=(3, 2.5, -2), radius=0.8),
+        BoxConfig(center=(-3, 2.0, 2), half_extents=(0.7, 0.4, 1.0), yaw_pitch_roll_deg=(25, 10, -15)),
+        CylinderConfig(base=(2, 1.0, 3), height=2.0, radius=0.5, axis=(0.3, 1, 0)),
+        PlaneConfig(point=(0, 0, -7), normal=(0, 0, 1)),
+    ]
+    env = Environment.from_parts(terrain=terrain, shapes=shapes, triangles=soup)
+    tris = np.concatenate([heightfield_triangles(terrain.heights, terrain.x0, terrain.z0, terrain.dx, terrain.dz),
+                           soup])
+    u = np.array([0.3, 1, 0]) / np.linalg.norm([0.3, 1, 0])
+
+    def dist(p):
+        p = np.atleast_2d(p)
+        return np.minimum.reduce([
+            triangles_distance(p, tris),
+            np.abs(sdf_sphere(p, np.array([3, 2.5, -2]), 0.8)),
+            np.abs(sdf_box(p, np.array([-3, 2.0, 2]), rot, np.array([0.7, 0.4, 1.0]))),
+            np.abs(sdf_cylinder(p, np.array([2, 1.0, 3]), u, 2.0, 0.5)),
+            np.abs(p[:, 2] + 7),
+        ])
+
+    rs = 0.3
+    m = 150
+    origins = rng.uniform([-6, 3, -6], [6, 7, 6], (m, 3))
+    targets = rng.uniform([-6, -1, -7], [6, 3, 6], (m, 3))
+    dirs = targets - origins
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    keep = dist(origins) > rs + 0.05
+    origins, dirs = origins[keep], dirs[keep]
+    o32 = origins.astype(np.float32)
+    d32 = dirs.astype(np.float32)
+    res = sphere_cast(env, o32, d32, 15.0, rs)
+    o64 = o32.astype(np.float64)
+    d64 = d32.astype(np.float64)
+    d64 /= np.linalg.norm(d64, axis=1, keepdims=True)
+    ref = sphere_trace(lambda p: dist(p), o64, d64, 15.0, inflate=rs)
+    assert np.array_equal(res.hit, np.isfinite(ref))
+    assert res.hit.sum() > 80
+    assert np.allclose(res.distance[res.hit], ref[res.hit], atol=1e-4)
+    for k in np.flatnonzero(res.hit):
+        c = o64[k] + res.distance[k] * d64[k]
+        assert np.allclose(res.normal[k], numeric_gradient(lambda p: dist(p), c), atol=1e-3)
+        assert np.allclose(np.linalg.norm(c - res.point[k]), rs, atol=1e-4)

@@ -58,7 +58,7 @@ def test_a_new_client_gets_the_scene_then_status_and_binary_frames(client):
         assert first["type"] == "scene"
         assert first["scenario"] == "flock" and first["species"][0]["name"] == "bird"
         assert first["world"]["bounds_min"] == [-150.0, 0.0, -150.0]
-        status = _receive_until(ws, _is_json("status"))
+        status = _receive_until(ws, lambda m: _is_json("status")(m) and not m["loading"])
         assert status["counts"] == {"bird": 200}
         frames = [_receive_until(ws, _is_frame) for _ in range(3)]
         assert frames[-1].step > frames[0].step
@@ -131,10 +131,11 @@ def test_two_clients_both_stream_and_inspect_independently(client):
 def test_a_client_leaving_mid_stream_does_not_disturb_the_other(client):
     runner = _runner(client)
     with client.websocket_connect("/ws") as stayer:
-        leaver = client.websocket_connect("/ws").__enter__()
-        _receive_until(leaver, _is_frame)
-        leaver.send_text(json.dumps({"type": "select", "species": "bird", "uid": 0}))
-        leaver.close()  # vanishes while frames are flowing to it
+        with client.websocket_connect("/ws") as leaver:
+            _receive_until(leaver, _is_frame)
+            leaver.send_text(json.dumps({"type": "select", "species": "bird", "uid": 0}))
+            _receive_until(leaver, _is_json("inspect"))
+        # The leaver vanished while frames and inspections were flowing to it.
         wait_for(lambda: len(client.app.state.hub.clients) == 1, what="the server to drop the leaver")
         before = runner.sim.step_count
         frames = [_receive_until(stayer, _is_frame) for _ in range(5)]

@@ -83,6 +83,10 @@ def cross_check(scenario) -> list[Problem]:
                         f"unknown species {target!r}; known: {', '.join(names + sorted(provided))}",
                     ))
         declared = set(sp.components)
+        for sec in registry.sections("species"):  # components a species section provides (ecology: energy, …)
+            provide = getattr(sec.model, "provided_components", None)
+            if provide is not None:
+                declared |= set(provide(sp))
         lists = [("behaviors", getattr(sp, "behaviors", []))]
         lists += [(f"groups.{g}.behaviors", getattr(group, "behaviors", [])) for g, group in enumerate(sp.groups)]
         lists.append(("ray_behaviors", getattr(sp, "ray_behaviors", [])))
@@ -95,6 +99,10 @@ def cross_check(scenario) -> list[Problem]:
                             f"species.{i}.{where}.{b}",
                             f"behaviour {params.kind!r} needs component {comp!r}; declare it in species.{i}.components",
                         ))
+    for sec in registry.sections():  # rules a section spans (the ecology's states, foods, events, …)
+        check = getattr(sec.model, "cross_check", None)
+        if check is not None:
+            problems.extend(check(scenario))
     return problems
 
 

@@ -120,22 +120,26 @@ def distance_to_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz, nx, ny,
 
 
 @_jit
-def _inside_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz, nx, ny, nz):
-    """Whether ``p`` (on the triangle's plane) lies inside the triangle, edges included."""
-    # sign of each edge's cross product with the normal
+def _inside_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
+    """Whether ``p`` (on the triangle's plane) lies inside the triangle ``abc``, edges included, whatever
+    the triangle's winding: each edge's cross product with ``p`` must agree with ``(b - a) x (c - a)``."""
+    ux, uy, uz = bx - ax, by - ay, bz - az
+    vx, vy, vz = cx - ax, cy - ay, cz - az
+    nx = uy * vz - uz * vy
+    ny = uz * vx - ux * vz
+    nz = ux * vy - uy * vx
     for k in range(3):
         if k == 0:
-            ux, uy, uz, wx, wy, wz = ax, ay, az, bx, by, bz
+            sx, sy, sz, ex, ey, ez = ax, ay, az, bx - ax, by - ay, bz - az
         elif k == 1:
-            ux, uy, uz, wx, wy, wz = bx, by, bz, cx, cy, cz
+            sx, sy, sz, ex, ey, ez = bx, by, bz, cx - bx, cy - by, cz - bz
         else:
-            ux, uy, uz, wx, wy, wz = cx, cy, cz, ax, ay, az
-        ex, ey, ez = wx - ux, wy - uy, wz - uz
-        qx, qy, qz = px - ux, py - uy, pz - uz
-        cxx = ey * qz - ez * qy
-        cyy = ez * qx - ex * qz
-        czz = ex * qy - ey * qx
-        if cxx * nx + cyy * ny + czz * nz < 0.0:
+            sx, sy, sz, ex, ey, ez = cx, cy, cz, ax - cx, ay - cy, az - cz
+        qx, qy, qz = px - sx, py - sy, pz - sz
+        wx = ey * qz - ez * qy
+        wy = ez * qx - ex * qz
+        wz = ex * qy - ey * qx
+        if wx * nx + wy * ny + wz * nz < 0.0:
             return False
     return True
 
@@ -171,7 +175,7 @@ def sweep_triangle(ox, oy, oz, dx, dy, dz, tmax, rs, ax, ay, az, bx, by, bz, cx,
             qx = ox + t * dx - s * rs * nx
             qy = oy + t * dy - s * rs * ny
             qz = oz + t * dz - s * rs * nz
-            if _inside_triangle(qx, qy, qz, ax, ay, az, bx, by, bz, cx, cy, cz, nx, ny, nz):
+            if _inside_triangle(qx, qy, qz, ax, ay, az, bx, by, bz, cx, cy, cz):
                 return max(t, 0.0), s * nx, s * ny, s * nz
     best = INF
     for k in range(3):
@@ -227,6 +231,14 @@ class BVH:
     @property
     def n_nodes(self) -> int:
         return int(self.node_start.shape[0])
+
+    def packed(self) -> tuple[np.ndarray, np.ndarray]:
+        """The kernel form: ``box (m, 6) float64`` rows ``[min xyz, max xyz]`` and ``node (m, 3) int64`` rows
+        ``[start, count, mask]``."""
+        box = np.ascontiguousarray(np.concatenate([self.node_min, self.node_max], axis=1).reshape(-1, 6))
+        node = np.ascontiguousarray(np.stack([self.node_start, self.node_count, self.node_mask], axis=1)
+                                    .astype(np.int64).reshape(-1, 3))
+        return box, node
 
 
 _N_BINS = 16
@@ -415,23 +427,30 @@ def build_bvh(item_min: np.ndarray, item_max: np.ndarray, item_layer: np.ndarray
 
 
 @_jit
-def ray_aabb(ox, oy, oz, ix, iy, iz, tmax, lo, hi, ni):
-    """Slab test of a ray (origin ``o``, inverse direction ``i``) against node ``ni``'s box; returns the
-    entry parameter clipped at 0, or ``inf`` when the box is missed within ``[0, tmax]``.
+def ray_aabb(ox, oy, oz, ix, iy, iz, tmax, box, ni):
+    """Slab test of a ray (origin ``o``, inverse direction ``i``) against ``box[ni]`` (a row ``[x_min, y_min,
+    z_min, x_max, y_max, z_max]``); returns the entry parameter clipped at 0, or ``inf`` when the box is
+    missed within ``[0, tmax]``.
 
     Zero direction components are given as a huge finite inverse (see :func:`safe_inverse`), which keeps
     the products finite even for an origin lying on a slab plane.
     """
-    t1 = (lo[ni, 0] - ox) * ix
-    t2 = (hi[ni, 0] - ox) * ix
+    return ray_aabb_grown(ox, oy, oz, ix, iy, iz, tmax, box, ni, 0.0)
+
+
+@_jit
+def ray_aabb_grown(ox, oy, oz, ix, iy, iz, tmax, box, ni, g):
+    """:func:`ray_aabb` against ``box[ni]`` grown by ``g`` on every side (sphere sweeps)."""
+    t1 = (box[ni, 0] - g - ox) * ix
+    t2 = (box[ni, 3] + g - ox) * ix
     tn = min(t1, t2)
     tf = max(t1, t2)
-    t1 = (lo[ni, 1] - oy) * iy
-    t2 = (hi[ni, 1] - oy) * iy
+    t1 = (box[ni, 1] - g - oy) * iy
+    t2 = (box[ni, 4] + g - oy) * iy
     tn = max(tn, min(t1, t2))
     tf = min(tf, max(t1, t2))
-    t1 = (lo[ni, 2] - oz) * iz
-    t2 = (hi[ni, 2] - oz) * iz
+    t1 = (box[ni, 2] - g - oz) * iz
+    t2 = (box[ni, 5] + g - oz) * iz
     tn = max(tn, min(t1, t2))
     tf = min(tf, max(t1, t2))
     tn = max(tn, 0.0)
@@ -441,24 +460,10 @@ def ray_aabb(ox, oy, oz, ix, iy, iz, tmax, lo, hi, ni):
 
 
 @_jit
-def ray_aabb_grown(ox, oy, oz, ix, iy, iz, tmax, lo, hi, ni, g):
-    """:func:`ray_aabb` against node ``ni``'s box grown by ``g`` on every side (sphere sweeps)."""
-    t1 = (lo[ni, 0] - g - ox) * ix
-    t2 = (hi[ni, 0] + g - ox) * ix
-    tn = min(t1, t2)
-    tf = max(t1, t2)
-    t1 = (lo[ni, 1] - g - oy) * iy
-    t2 = (hi[ni, 1] + g - oy) * iy
-    tn = max(tn, min(t1, t2))
-    tf = min(tf, max(t1, t2))
-    t1 = (lo[ni, 2] - g - oz) * iz
-    t2 = (hi[ni, 2] + g - oz) * iz
-    tn = max(tn, min(t1, t2))
-    tf = min(tf, max(t1, t2))
-    tn = max(tn, 0.0)
-    if tn > tf or tn > tmax:
-        return INF
-    return tn
+def point_in_box(px, py, pz, box, ni, g):
+    """Whether ``p`` lies in ``box[ni]`` grown by ``g``."""
+    return (box[ni, 0] - g <= px <= box[ni, 3] + g and box[ni, 1] - g <= py <= box[ni, 4] + g
+            and box[ni, 2] - g <= pz <= box[ni, 5] + g)
 
 
 @_jit

@@ -143,25 +143,26 @@ def sweep_sphere(ox, oy, oz, dx, dy, dz, tmax, rs, cx, cy, cz, r):
 
 
 # ----------------------------------------------------------------------------------------------------
-# oriented box; ``rot`` is a 3x3 matrix whose columns are the box's local axes in world coordinates
+# oriented box; ``rot`` is the 3x3 rotation whose columns are the box's local axes in world coordinates,
+# passed as a 9-tuple in row-major order (r00, r01, r02, r10, ..., r22) so that no array view is made
 # ----------------------------------------------------------------------------------------------------
 
 
 @_jit
 def _to_local(rot, x, y, z):
     return (
-        rot[0, 0] * x + rot[1, 0] * y + rot[2, 0] * z,
-        rot[0, 1] * x + rot[1, 1] * y + rot[2, 1] * z,
-        rot[0, 2] * x + rot[1, 2] * y + rot[2, 2] * z,
+        rot[0] * x + rot[3] * y + rot[6] * z,
+        rot[1] * x + rot[4] * y + rot[7] * z,
+        rot[2] * x + rot[5] * y + rot[8] * z,
     )
 
 
 @_jit
 def _to_world(rot, x, y, z):
     return (
-        rot[0, 0] * x + rot[0, 1] * y + rot[0, 2] * z,
-        rot[1, 0] * x + rot[1, 1] * y + rot[1, 2] * z,
-        rot[2, 0] * x + rot[2, 1] * y + rot[2, 2] * z,
+        rot[0] * x + rot[1] * y + rot[2] * z,
+        rot[3] * x + rot[4] * y + rot[5] * z,
+        rot[6] * x + rot[7] * y + rot[8] * z,
     )
 
 
@@ -699,3 +700,69 @@ def rotation_matrix(yaw_pitch_roll_deg=(0.0, 0.0, 0.0), quaternion=None) -> np.n
     if quaternion is not None:
         return rotation_from_quaternion(*quaternion)
     return rotation_from_ypr(*yaw_pitch_roll_deg)
+
+
+def rot9(rot: np.ndarray) -> tuple:
+    """The 9-tuple (row-major) form of a 3x3 rotation that the box kernels take."""
+    return tuple(float(v) for v in np.asarray(rot, dtype=np.float64).ravel())
+
+
+# ----------------------------------------------------------------------------------------------------
+# packed primitives: one float64 row of parameters per primitive, dispatched on its kind
+# ----------------------------------------------------------------------------------------------------
+
+PRIM_WIDTH = 16
+"""Columns of the packed primitive table ``prim_f``.  Rows by kind:
+
+* sphere: ``cx, cy, cz, r``
+* box: ``cx, cy, cz, hx, hy, hz, r00, r01, r02, r10, r11, r12, r20, r21, r22`` (rotation row-major)
+* capsule: ``ax, ay, az, bx, by, bz, r``
+* cylinder: ``ax, ay, az, ux, uy, uz, height, r``
+"""
+
+
+@_jit
+def _box_rot(f, p):
+    return (f[p, 6], f[p, 7], f[p, 8], f[p, 9], f[p, 10], f[p, 11], f[p, 12], f[p, 13], f[p, 14])
+
+
+@_jit
+def prim_ray(f, p, kind, ox, oy, oz, dx, dy, dz, tmax):
+    """:func:`ray_sphere` & co. for packed primitive ``p`` of ``kind``."""
+    if kind == KIND_SPHERE:
+        return ray_sphere(ox, oy, oz, dx, dy, dz, tmax, f[p, 0], f[p, 1], f[p, 2], f[p, 3])
+    if kind == KIND_BOX:
+        return ray_box(ox, oy, oz, dx, dy, dz, tmax, f[p, 0], f[p, 1], f[p, 2], _box_rot(f, p), f[p, 3], f[p, 4],
+                       f[p, 5])
+    if kind == KIND_CAPSULE:
+        return ray_capsule(ox, oy, oz, dx, dy, dz, tmax, f[p, 0], f[p, 1], f[p, 2], f[p, 3], f[p, 4], f[p, 5],
+                           f[p, 6])
+    return ray_cylinder(ox, oy, oz, dx, dy, dz, tmax, f[p, 0], f[p, 1], f[p, 2], f[p, 3], f[p, 4], f[p, 5], f[p, 6],
+                        f[p, 7])
+
+
+@_jit
+def prim_sd(f, p, kind, px, py, pz):
+    """:func:`sd_sphere` & co. for packed primitive ``p`` of ``kind``."""
+    if kind == KIND_SPHERE:
+        return sd_sphere(px, py, pz, f[p, 0], f[p, 1], f[p, 2], f[p, 3])
+    if kind == KIND_BOX:
+        return sd_box(px, py, pz, f[p, 0], f[p, 1], f[p, 2], _box_rot(f, p), f[p, 3], f[p, 4], f[p, 5])
+    if kind == KIND_CAPSULE:
+        return sd_capsule(px, py, pz, f[p, 0], f[p, 1], f[p, 2], f[p, 3], f[p, 4], f[p, 5], f[p, 6])
+    return sd_cylinder(px, py, pz, f[p, 0], f[p, 1], f[p, 2], f[p, 3], f[p, 4], f[p, 5], f[p, 6], f[p, 7])
+
+
+@_jit
+def prim_sweep(f, p, kind, ox, oy, oz, dx, dy, dz, tmax, rs):
+    """:func:`sweep_sphere` & co. for packed primitive ``p`` of ``kind``."""
+    if kind == KIND_SPHERE:
+        return sweep_sphere(ox, oy, oz, dx, dy, dz, tmax, rs, f[p, 0], f[p, 1], f[p, 2], f[p, 3])
+    if kind == KIND_BOX:
+        return sweep_box(ox, oy, oz, dx, dy, dz, tmax, rs, f[p, 0], f[p, 1], f[p, 2], _box_rot(f, p), f[p, 3],
+                         f[p, 4], f[p, 5])
+    if kind == KIND_CAPSULE:
+        return sweep_capsule(ox, oy, oz, dx, dy, dz, tmax, rs, f[p, 0], f[p, 1], f[p, 2], f[p, 3], f[p, 4], f[p, 5],
+                             f[p, 6])
+    return sweep_cylinder(ox, oy, oz, dx, dy, dz, tmax, rs, f[p, 0], f[p, 1], f[p, 2], f[p, 3], f[p, 4], f[p, 5],
+                          f[p, 6], f[p, 7])

@@ -31,33 +31,14 @@ from .mesh import (
     APPROACH_EPS,
     CONTACT_EPS,
     distance_to_triangle,
+    point_in_box,
     ray_aabb,
     ray_aabb_grown,
     ray_triangle,
     safe_inverse,
     sweep_triangle,
 )
-from .primitives import (
-    INF,
-    KIND_BOX,
-    KIND_CAPSULE,
-    KIND_SPHERE,
-    ray_box,
-    ray_capsule,
-    ray_cylinder,
-    ray_plane,
-    ray_sphere,
-    sd_box,
-    sd_capsule,
-    sd_cylinder,
-    sd_plane,
-    sd_sphere,
-    sweep_box,
-    sweep_capsule,
-    sweep_cylinder,
-    sweep_plane,
-    sweep_sphere,
-)
+from .primitives import INF, prim_ray, prim_sd, prim_sweep, ray_plane, sd_plane, sweep_plane
 from .terrain import ray_heightfield, sd_heightfield, sweep_heightfield
 from .water import ray_water
 
@@ -67,6 +48,7 @@ PARALLEL_THRESHOLD = 2048
 _CHUNK = 256
 
 _jit = njit(cache=True, error_model="numpy", nogil=True)
+_ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always")
 _pjit = njit(cache=True, error_model="numpy", parallel=True)
 _sjit = njit(cache=True, error_model="numpy")
 
@@ -112,80 +94,37 @@ class RayHits:
 
 
 # ----------------------------------------------------------------------------------------------------
-# per-shape dispatch for the finite primitives
+# helpers
 # ----------------------------------------------------------------------------------------------------
 
 
 @_jit
-def _prim_layer(g, kind, idx):
-    if kind == KIND_SPHERE:
-        return g.sph_l[idx]
-    if kind == KIND_BOX:
-        return g.box_l[idx]
-    if kind == KIND_CAPSULE:
-        return g.cap_l[idx]
-    return g.cyl_l[idx]
+def stack_size(g):
+    """Entries a BVH traversal stack of ``g`` needs (depth of the deeper BVH plus slack)."""
+    return max(g.depth[0], g.depth[1]) + 4
 
 
 @_jit
-def _prim_ray(g, kind, idx, ox, oy, oz, dx, dy, dz, tmax):
-    if kind == KIND_SPHERE:
-        c = g.sph_c
-        return ray_sphere(ox, oy, oz, dx, dy, dz, tmax, c[idx, 0], c[idx, 1], c[idx, 2], g.sph_r[idx])
-    if kind == KIND_BOX:
-        c = g.box_c
-        h = g.box_h
-        return ray_box(ox, oy, oz, dx, dy, dz, tmax, c[idx, 0], c[idx, 1], c[idx, 2], g.box_rot[idx],
-                       h[idx, 0], h[idx, 1], h[idx, 2])
-    if kind == KIND_CAPSULE:
-        a = g.cap_a
-        b = g.cap_b
-        return ray_capsule(ox, oy, oz, dx, dy, dz, tmax, a[idx, 0], a[idx, 1], a[idx, 2], b[idx, 0], b[idx, 1],
-                           b[idx, 2], g.cap_r[idx])
-    a = g.cyl_a
-    u = g.cyl_u
-    return ray_cylinder(ox, oy, oz, dx, dy, dz, tmax, a[idx, 0], a[idx, 1], a[idx, 2], u[idx, 0], u[idx, 1],
-                        u[idx, 2], g.cyl_h[idx], g.cyl_r[idx])
+def solids(g):
+    """The arrays the sphere sweeps and proximity queries read, unpacked once (see :class:`GeometryArrays`):
+    ``(pl_f, pl_i, ter_h, ter_cmin, ter_cmax, ter_f, prim_f, prim_i, pb_box, pb_node, tri_f, tri_i, tb_box,
+    tb_node)``."""
+    return (g.pl_f, g.pl_i, g.ter_h, g.ter_cmin, g.ter_cmax, g.ter_f, g.prim_f, g.prim_i, g.pb_box, g.pb_node,
+            g.tri_f, g.tri_i, g.tb_box, g.tb_node)
 
 
 @_jit
-def _prim_sd(g, kind, idx, px, py, pz):
-    if kind == KIND_SPHERE:
-        c = g.sph_c
-        return sd_sphere(px, py, pz, c[idx, 0], c[idx, 1], c[idx, 2], g.sph_r[idx])
-    if kind == KIND_BOX:
-        c = g.box_c
-        h = g.box_h
-        return sd_box(px, py, pz, c[idx, 0], c[idx, 1], c[idx, 2], g.box_rot[idx], h[idx, 0], h[idx, 1], h[idx, 2])
-    if kind == KIND_CAPSULE:
-        a = g.cap_a
-        b = g.cap_b
-        return sd_capsule(px, py, pz, a[idx, 0], a[idx, 1], a[idx, 2], b[idx, 0], b[idx, 1], b[idx, 2], g.cap_r[idx])
-    a = g.cyl_a
-    u = g.cyl_u
-    return sd_cylinder(px, py, pz, a[idx, 0], a[idx, 1], a[idx, 2], u[idx, 0], u[idx, 1], u[idx, 2], g.cyl_h[idx],
-                       g.cyl_r[idx])
-
-
-@_jit
-def _prim_sweep(g, kind, idx, ox, oy, oz, dx, dy, dz, tmax, rs):
-    if kind == KIND_SPHERE:
-        c = g.sph_c
-        return sweep_sphere(ox, oy, oz, dx, dy, dz, tmax, rs, c[idx, 0], c[idx, 1], c[idx, 2], g.sph_r[idx])
-    if kind == KIND_BOX:
-        c = g.box_c
-        h = g.box_h
-        return sweep_box(ox, oy, oz, dx, dy, dz, tmax, rs, c[idx, 0], c[idx, 1], c[idx, 2], g.box_rot[idx],
-                         h[idx, 0], h[idx, 1], h[idx, 2])
-    if kind == KIND_CAPSULE:
-        a = g.cap_a
-        b = g.cap_b
-        return sweep_capsule(ox, oy, oz, dx, dy, dz, tmax, rs, a[idx, 0], a[idx, 1], a[idx, 2], b[idx, 0], b[idx, 1],
-                             b[idx, 2], g.cap_r[idx])
-    a = g.cyl_a
-    u = g.cyl_u
-    return sweep_cylinder(ox, oy, oz, dx, dy, dz, tmax, rs, a[idx, 0], a[idx, 1], a[idx, 2], u[idx, 0], u[idx, 1],
-                          u[idx, 2], g.cyl_h[idx], g.cyl_r[idx])
+def _slab_clip(o, d, lo, hi, t0, t1):
+    """Clip ``[t0, t1]`` to where ``o + t d`` lies in ``[lo, hi]`` (one axis); empty when ``t0 > t1``."""
+    if abs(d) <= 1e-300:
+        if o < lo or o > hi:
+            return 1.0, 0.0
+        return t0, t1
+    ta = (lo - o) / d
+    tb = (hi - o) / d
+    if ta > tb:
+        ta, tb = tb, ta
+    return max(t0, ta), min(t1, tb)
 
 
 @_jit
@@ -201,197 +140,224 @@ def _contact(sd, nx, ny, nz, dx, dy, dz, rs):
 
 
 # ----------------------------------------------------------------------------------------------------
-# one ray
+# ray casts
 # ----------------------------------------------------------------------------------------------------
 
 
 @_jit
-def cast_one(g, ox, oy, oz, dx, dy, dz, tmax, mask, st_n, st_t):
-    """Nearest hit of one ray (unit ``d``) within ``tmax``: ``(t, nx, ny, nz, layer)``, ``t = inf`` and
-    ``layer = -1`` on a miss; the normal is the outward one (not yet turned to the origin)."""
-    best = tmax
-    found = False
-    bnx, bny, bnz = 0.0, 0.0, 0.0
-    blay = -1
-    for p in range(g.pl_n.shape[0]):
-        lay = g.pl_l[p]
-        if (mask >> lay) & 1:
-            t, nx, ny, nz = ray_plane(ox, oy, oz, dx, dy, dz, best, g.pl_p[p, 0], g.pl_p[p, 1], g.pl_p[p, 2],
-                                      g.pl_n[p, 0], g.pl_n[p, 1], g.pl_n[p, 2])
-            if t <= best:
-                best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
-    for w in range(g.w_surface.shape[0]):
-        lay = g.w_layer[w]
-        if (mask >> lay) & 1:
-            t, nx, ny, nz = ray_water(ox, oy, oz, dx, dy, dz, best, g.w_surface, g.w_kind, g.w_circle, g.w_box,
-                                      g.w_poly, g.w_start, g.w_count, w)
-            if t <= best:
-                best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
+def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, hit, dist, point, normal, layer):
+    """Cast rays ``lo .. hi - 1`` and write their nearest hits (see :func:`cast_rays`).
+
+    One call handles a whole chunk of rays: the arrays are unpacked from ``g`` once, and everything per ray
+    happens in this loop.  Cheap tests come first (planes, water, the primitive grid) so that their hits
+    shorten the terrain walk and the mesh traversal.
+    """
+    pl_f = g.pl_f
+    pl_i = g.pl_i
+    w_f = g.w_f
+    w_i = g.w_i
+    w_poly = g.w_poly
+    prim_f = g.prim_f
+    prim_i = g.prim_i
+    pg_start = g.pg_start
+    pg_items = g.pg_items
+    pg_y = g.pg_y
+    pg_mask = g.pg_mask
+    ter_h = g.ter_h
+    ter_cmin = g.ter_cmin
+    ter_cmax = g.ter_cmax
+    ter_dil = g.ter_dil
+    tri_f = g.tri_f
+    tri_i = g.tri_i
+    tb_box = g.tb_box
+    tb_node = g.tb_node
     tf = g.ter_f
-    if tf[0] > 0.0:
-        lay = np.int64(tf[7])
-        if (mask >> lay) & 1:
-            t, nx, ny, nz = ray_heightfield(g.ter_h, g.ter_cmin, g.ter_cmax, tf[1], tf[2], tf[3], tf[4], tf[5],
-                                            tf[6], ox, oy, oz, dx, dy, dz, best)
-            if t <= best:
-                best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
-    ix = safe_inverse(dx)
-    iy = safe_inverse(dy)
-    iz = safe_inverse(dz)
-    # finite primitives
-    if g.pb_start.shape[0] > 0 and (g.pb_mask[0] & mask) != 0:
-        t0 = ray_aabb(ox, oy, oz, ix, iy, iz, best, g.pb_min, g.pb_max, 0)
-        sp = 0
-        if t0 < INF:
-            st_n[0] = 0
-            st_t[0] = t0
-            sp = 1
-        while sp > 0:
-            sp -= 1
-            ni = st_n[sp]
-            if st_t[sp] > best:
-                continue
-            c = g.pb_count[ni]
-            if c > 0:
-                s = g.pb_start[ni]
-                for q in range(s, s + c):
-                    kind = g.pb_kind[q]
-                    idx = g.pb_index[q]
-                    lay = _prim_layer(g, kind, idx)
-                    if (mask >> lay) & 1:
-                        t, nx, ny, nz = _prim_ray(g, kind, idx, ox, oy, oz, dx, dy, dz, best)
-                        if t <= best:
-                            best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
-            else:
-                left = g.pb_start[ni]
-                right = left + 1
-                tl = INF
-                tr = INF
-                if (g.pb_mask[left] & mask) != 0:
-                    tl = ray_aabb(ox, oy, oz, ix, iy, iz, best, g.pb_min, g.pb_max, left)
-                if (g.pb_mask[right] & mask) != 0:
-                    tr = ray_aabb(ox, oy, oz, ix, iy, iz, best, g.pb_min, g.pb_max, right)
-                # push the far child first so that the near one is visited first
-                if tl <= tr:
-                    if tr < INF:
-                        st_n[sp] = right
-                        st_t[sp] = tr
-                        sp += 1
-                    if tl < INF:
-                        st_n[sp] = left
-                        st_t[sp] = tl
-                        sp += 1
-                else:
-                    if tl < INF:
-                        st_n[sp] = left
-                        st_t[sp] = tl
-                        sp += 1
-                    st_n[sp] = right
-                    st_t[sp] = tr
-                    sp += 1
-    # mesh triangles
-    if g.tb_start.shape[0] > 0 and (g.tb_mask[0] & mask) != 0:
-        t0 = ray_aabb(ox, oy, oz, ix, iy, iz, best, g.tb_min, g.tb_max, 0)
-        sp = 0
-        if t0 < INF:
-            st_n[0] = 0
-            st_t[0] = t0
-            sp = 1
-        while sp > 0:
-            sp -= 1
-            ni = st_n[sp]
-            if st_t[sp] > best:
-                continue
-            c = g.tb_count[ni]
-            if c > 0:
-                s = g.tb_start[ni]
-                for q in range(s, s + c):
-                    lay = g.tri_l[q]
-                    if (mask >> lay) & 1:
-                        t = ray_triangle(ox, oy, oz, dx, dy, dz, best, g.tri_v0[q, 0], g.tri_v0[q, 1], g.tri_v0[q, 2],
-                                         g.tri_e1[q, 0], g.tri_e1[q, 1], g.tri_e1[q, 2], g.tri_e2[q, 0],
-                                         g.tri_e2[q, 1], g.tri_e2[q, 2])
-                        if t <= best:
-                            best, blay, found = t, lay, True
-                            bnx, bny, bnz = g.tri_n[q, 0], g.tri_n[q, 1], g.tri_n[q, 2]
-            else:
-                left = g.tb_start[ni]
-                right = left + 1
-                tl = INF
-                tr = INF
-                if (g.tb_mask[left] & mask) != 0:
-                    tl = ray_aabb(ox, oy, oz, ix, iy, iz, best, g.tb_min, g.tb_max, left)
-                if (g.tb_mask[right] & mask) != 0:
-                    tr = ray_aabb(ox, oy, oz, ix, iy, iz, best, g.tb_min, g.tb_max, right)
-                if tl <= tr:
-                    if tr < INF:
-                        st_n[sp] = right
-                        st_t[sp] = tr
-                        sp += 1
-                    if tl < INF:
-                        st_n[sp] = left
-                        st_t[sp] = tl
-                        sp += 1
-                else:
-                    if tl < INF:
-                        st_n[sp] = left
-                        st_t[sp] = tl
-                        sp += 1
-                    st_n[sp] = right
-                    st_t[sp] = tr
-                    sp += 1
-    if not found:
-        return INF, 0.0, 0.0, 0.0, -1
-    return best, bnx, bny, bnz, blay
-
-
-@_jit
-def _cast_into(g, origins, dirs, maxd, mask, k, st_n, st_t, hit, dist, point, normal, layer):
-    ox = np.float64(origins[k, 0])
-    oy = np.float64(origins[k, 1])
-    oz = np.float64(origins[k, 2])
-    dx = np.float64(dirs[k, 0])
-    dy = np.float64(dirs[k, 1])
-    dz = np.float64(dirs[k, 2])
-    tmax = np.float64(maxd[k] if maxd.shape[0] > 1 else maxd[0])
-    n = np.sqrt(dx * dx + dy * dy + dz * dz)
-    t = INF
-    nx, ny, nz, lay = 0.0, 0.0, 0.0, -1
-    if n > 1e-30 and tmax >= 0.0:
-        dx /= n
-        dy /= n
-        dz /= n
-        t, nx, ny, nz, lay = cast_one(g, ox, oy, oz, dx, dy, dz, tmax, mask, st_n, st_t)
-    else:
-        tmax = 0.0
-    if t < INF:
-        if nx * dx + ny * dy + nz * dz > 0.0:
-            nx, ny, nz = -nx, -ny, -nz
-        hit[k] = True
-        dist[k] = t
-        point[k, 0] = ox + t * dx
-        point[k, 1] = oy + t * dy
-        point[k, 2] = oz + t * dz
-        normal[k, 0] = nx
-        normal[k, 1] = ny
-        normal[k, 2] = nz
-        layer[k] = lay
-    else:
-        hit[k] = False
-        dist[k] = np.inf
-        point[k, 0] = ox + tmax * dx
-        point[k, 1] = oy + tmax * dy
-        point[k, 2] = oz + tmax * dz
-        normal[k, 0] = 0.0
-        normal[k, 1] = 0.0
-        normal[k, 2] = 0.0
-        layer[k] = -1
-
-
-@_jit
-def stack_size(g):
-    """Entries a BVH traversal stack of ``g`` needs (depth of the deeper BVH plus slack)."""
-    return max(g.depth[0], g.depth[1]) + 4
+    ter_lay = np.int64(tf[7])
+    ter_on = tf[0] > 0.0 and (mask >> ter_lay) & 1 == 1
+    tx0, tz0, tdx, tdz, thmin, thmax = tf[1], tf[2], tf[3], tf[4], tf[5], tf[6]
+    gf = g.pg_f
+    grid_on = pg_items.shape[0] > 0
+    if grid_on:
+        any_mask = 0
+        for c in range(pg_mask.shape[0]):
+            any_mask |= pg_mask[c]
+        grid_on = (any_mask & mask) != 0
+    gx0, gz0, gcell, ginv = gf[0], gf[1], gf[2], gf[3]
+    gnx = np.int64(gf[4])
+    gnz = np.int64(gf[5])
+    gx1 = gx0 + gnx * gcell
+    gz1 = gz0 + gnz * gcell
+    tri_on = tb_node.shape[0] > 0 and (tb_node[0, 2] & mask) != 0
+    n_planes = pl_f.shape[0]
+    n_water = w_f.shape[0]
+    for k in range(lo, hi):
+        ox = np.float64(origins[k, 0])
+        oy = np.float64(origins[k, 1])
+        oz = np.float64(origins[k, 2])
+        dx = np.float64(dirs[k, 0])
+        dy = np.float64(dirs[k, 1])
+        dz = np.float64(dirs[k, 2])
+        tmax = np.float64(maxd[k] if maxd.shape[0] > 1 else maxd[0])
+        dn = np.sqrt(dx * dx + dy * dy + dz * dz)
+        best = tmax
+        found = False
+        bnx, bny, bnz = 0.0, 0.0, 0.0
+        blay = -1
+        if dn > 1e-30 and tmax >= 0.0:
+            dx /= dn
+            dy /= dn
+            dz /= dn
+            for p in range(n_planes):
+                lay = pl_i[p]
+                if (mask >> lay) & 1:
+                    t, nx, ny, nz = ray_plane(ox, oy, oz, dx, dy, dz, best, pl_f[p, 0], pl_f[p, 1], pl_f[p, 2],
+                                              pl_f[p, 3], pl_f[p, 4], pl_f[p, 5])
+                    if t <= best:
+                        best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
+            for w in range(n_water):
+                lay = w_i[w, 2]
+                if (mask >> lay) & 1:
+                    t, nx, ny, nz = ray_water(ox, oy, oz, dx, dy, dz, best, w_f, w_i, w_poly, w)
+                    if t <= best:
+                        best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
+            # finite primitives: walk the columns of the x-z grid crossed by the ray
+            if grid_on:
+                t0, t1 = _slab_clip(ox, dx, gx0, gx1, 0.0, best)
+                t0, t1 = _slab_clip(oz, dz, gz0, gz1, t0, t1)
+                if t0 <= t1:
+                    i = min(max(np.int64(np.floor((ox + t0 * dx - gx0) * ginv)), 0), gnx - 1)
+                    j = min(max(np.int64(np.floor((oz + t0 * dz - gz0) * ginv)), 0), gnz - 1)
+                    si = 0
+                    sj = 0
+                    tnx = INF
+                    tnz = INF
+                    ddx = INF
+                    ddz = INF
+                    if dx > 1e-300:
+                        si = 1
+                        tnx = (gx0 + (i + 1) * gcell - ox) / dx
+                        ddx = gcell / dx
+                    elif dx < -1e-300:
+                        si = -1
+                        tnx = (gx0 + i * gcell - ox) / dx
+                        ddx = -gcell / dx
+                    if dz > 1e-300:
+                        sj = 1
+                        tnz = (gz0 + (j + 1) * gcell - oz) / dz
+                        ddz = gcell / dz
+                    elif dz < -1e-300:
+                        sj = -1
+                        tnz = (gz0 + j * gcell - oz) / dz
+                        ddz = -gcell / dz
+                    tc = t0
+                    while True:
+                        te = min(tnx, tnz, t1)
+                        c = j * gnx + i
+                        if (pg_mask[c] & mask) != 0:
+                            ys = oy + tc * dy
+                            ye = oy + te * dy
+                            if min(ys, ye) <= pg_y[c, 1] and max(ys, ye) >= pg_y[c, 0]:
+                                for q in range(pg_start[c], pg_start[c + 1]):
+                                    it = pg_items[q]
+                                    lay = prim_i[it, 1]
+                                    if (mask >> lay) & 1:
+                                        t, nx, ny, nz = prim_ray(prim_f, it, prim_i[it, 0], ox, oy, oz, dx, dy, dz,
+                                                                 best)
+                                        if t <= best:
+                                            best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
+                        # a hit within the columns visited so far cannot be beaten by later columns
+                        if best <= te or te >= t1:
+                            break
+                        sx = tnx <= tnz
+                        tc = tnx if sx else tnz
+                        i += si if sx else 0
+                        j += 0 if sx else sj
+                        tnx += ddx if sx else 0.0
+                        tnz += 0.0 if sx else ddz
+                        if i < 0 or j < 0 or i >= gnx or j >= gnz:
+                            break
+            if ter_on:
+                t, nx, ny, nz = ray_heightfield(ter_h, ter_cmin, ter_cmax, ter_dil, tx0, tz0, tdx, tdz, thmin, thmax,
+                                                ox, oy, oz, dx, dy, dz, best)
+                if t <= best:
+                    best, bnx, bny, bnz, blay, found = t, nx, ny, nz, ter_lay, True
+            # mesh triangles: BVH, near child first
+            if tri_on:
+                ix = safe_inverse(dx)
+                iy = safe_inverse(dy)
+                iz = safe_inverse(dz)
+                t0 = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, 0)
+                sp = 0
+                if t0 < INF:
+                    st_n[0] = 0
+                    st_t[0] = t0
+                    sp = 1
+                while sp > 0:
+                    sp -= 1
+                    ni = st_n[sp]
+                    if st_t[sp] > best:
+                        continue
+                    c = tb_node[ni, 1]
+                    if c > 0:
+                        s = tb_node[ni, 0]
+                        for q in range(s, s + c):
+                            lay = tri_i[q, 0]
+                            if (mask >> lay) & 1:
+                                t = ray_triangle(ox, oy, oz, dx, dy, dz, best, tri_f[q, 0], tri_f[q, 1], tri_f[q, 2],
+                                                 tri_f[q, 3], tri_f[q, 4], tri_f[q, 5], tri_f[q, 6], tri_f[q, 7],
+                                                 tri_f[q, 8])
+                                if t <= best:
+                                    best, blay, found = t, lay, True
+                                    bnx, bny, bnz = tri_f[q, 9], tri_f[q, 10], tri_f[q, 11]
+                    else:
+                        left = tb_node[ni, 0]
+                        right = left + 1
+                        tl = INF
+                        tr = INF
+                        if (tb_node[left, 2] & mask) != 0:
+                            tl = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, left)
+                        if (tb_node[right, 2] & mask) != 0:
+                            tr = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, right)
+                        if tl <= tr:
+                            if tr < INF:
+                                st_n[sp] = right
+                                st_t[sp] = tr
+                                sp += 1
+                            if tl < INF:
+                                st_n[sp] = left
+                                st_t[sp] = tl
+                                sp += 1
+                        else:
+                            st_n[sp] = left
+                            st_t[sp] = tl
+                            sp += 1
+                            st_n[sp] = right
+                            st_t[sp] = tr
+                            sp += 1
+        else:
+            tmax = 0.0
+        if found:
+            if bnx * dx + bny * dy + bnz * dz > 0.0:
+                bnx, bny, bnz = -bnx, -bny, -bnz
+            hit[k] = True
+            dist[k] = best
+            point[k, 0] = ox + best * dx
+            point[k, 1] = oy + best * dy
+            point[k, 2] = oz + best * dz
+            normal[k, 0] = bnx
+            normal[k, 1] = bny
+            normal[k, 2] = bnz
+            layer[k] = blay
+        else:
+            hit[k] = False
+            dist[k] = np.inf
+            point[k, 0] = ox + tmax * dx
+            point[k, 1] = oy + tmax * dy
+            point[k, 2] = oz + tmax * dz
+            normal[k, 0] = 0.0
+            normal[k, 1] = 0.0
+            normal[k, 2] = 0.0
+            layer[k] = -1
 
 
 @_pjit
@@ -402,8 +368,8 @@ def _cast_parallel(g, origins, dirs, maxd, mask, hit, dist, point, normal, layer
     for c in prange(n_chunks):
         st_n = np.empty(size, np.int32)
         st_t = np.empty(size)
-        for k in range(c * _CHUNK, min(r, (c + 1) * _CHUNK)):
-            _cast_into(g, origins, dirs, maxd, mask, k, st_n, st_t, hit, dist, point, normal, layer)
+        cast_range(g, c * _CHUNK, min(r, (c + 1) * _CHUNK), origins, dirs, maxd, mask, st_n, st_t, hit, dist, point,
+                   normal, layer)
 
 
 @_sjit
@@ -411,50 +377,53 @@ def _cast_serial(g, origins, dirs, maxd, mask, hit, dist, point, normal, layer):
     size = stack_size(g)
     st_n = np.empty(size, np.int32)
     st_t = np.empty(size)
-    for k in range(origins.shape[0]):
-        _cast_into(g, origins, dirs, maxd, mask, k, st_n, st_t, hit, dist, point, normal, layer)
+    cast_range(g, 0, origins.shape[0], origins, dirs, maxd, mask, st_n, st_t, hit, dist, point, normal, layer)
 
 
 # ----------------------------------------------------------------------------------------------------
-# one swept sphere
+# swept spheres
 # ----------------------------------------------------------------------------------------------------
 
 
-@_jit
-def sweep_one(g, ox, oy, oz, dx, dy, dz, tmax, rs, mask, st_n, st_t):
+@_ijit
+def sweep_one(geo, ox, oy, oz, dx, dy, dz, tmax, rs, mask, st_n, st_t):
     """First contact of a sphere of radius ``rs`` moving from ``o`` along unit ``d`` for at most ``tmax``:
     ``(t, nx, ny, nz, layer)`` with the contact normal pointing from the surface to the centre;
-    ``t = inf`` when the way is free.  Overlapped surfaces count only if the motion goes into them (see
-    :func:`_contact`).  Water is ignored (not solid)."""
+    ``t = inf`` when the way is free.  ``geo`` is :func:`solids` of the environment.  Overlapped surfaces
+    count only if the motion goes into them (see :func:`_contact`).  Water is ignored (not solid)."""
+    pl_f, pl_i, ter_h, ter_cmin, ter_cmax, tf, prim_f, prim_i, pb_box, pb_node, tri_f, tri_i, tb_box, tb_node = geo
     best = tmax
     found = False
     bnx, bny, bnz = 0.0, 0.0, 0.0
     blay = -1
-    for p in range(g.pl_n.shape[0]):
-        lay = g.pl_l[p]
+    for p in range(pl_f.shape[0]):
+        lay = pl_i[p]
         if (mask >> lay) & 1:
-            px, py, pz = g.pl_p[p, 0], g.pl_p[p, 1], g.pl_p[p, 2]
-            nx, ny, nz = g.pl_n[p, 0], g.pl_n[p, 1], g.pl_n[p, 2]
+            px, py, pz = pl_f[p, 0], pl_f[p, 1], pl_f[p, 2]
+            nx, ny, nz = pl_f[p, 3], pl_f[p, 4], pl_f[p, 5]
             sd, _, _, _ = sd_plane(ox, oy, oz, px, py, pz, nx, ny, nz)
             over, t = _contact(sd, nx, ny, nz, dx, dy, dz, rs)
             if not over:
                 t, nx, ny, nz = sweep_plane(ox, oy, oz, dx, dy, dz, best, rs, px, py, pz, nx, ny, nz)
             if t <= best:
                 best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
-    tf = g.ter_f
     if tf[0] > 0.0:
         lay = np.int64(tf[7])
         if (mask >> lay) & 1:
-            t, nx, ny, nz = sweep_heightfield(g.ter_h, g.ter_cmin, g.ter_cmax, tf[1], tf[2], tf[3], tf[4], ox, oy, oz,
-                                              dx, dy, dz, best, rs)
+            t, nx, ny, nz = sweep_heightfield(ter_h, ter_cmin, ter_cmax, tf[1], tf[2], tf[3], tf[4], ox, oy, oz, dx, dy,
+                                              dz, best, rs)
             if t <= best:
                 best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
     ix = safe_inverse(dx)
     iy = safe_inverse(dy)
     iz = safe_inverse(dz)
-    if g.pb_start.shape[0] > 0 and (g.pb_mask[0] & mask) != 0:
+    for which in range(2):
+        box = pb_box if which == 0 else tb_box
+        node = pb_node if which == 0 else tb_node
+        if node.shape[0] == 0 or (node[0, 2] & mask) == 0:
+            continue
         sp = 0
-        t0 = ray_aabb_grown(ox, oy, oz, ix, iy, iz, best, g.pb_min, g.pb_max, 0, rs)
+        t0 = ray_aabb_grown(ox, oy, oz, ix, iy, iz, best, box, 0, rs)
         if t0 < INF:
             st_n[0] = 0
             st_t[0] = t0
@@ -464,61 +433,37 @@ def sweep_one(g, ox, oy, oz, dx, dy, dz, tmax, rs, mask, st_n, st_t):
             ni = st_n[sp]
             if st_t[sp] > best:
                 continue
-            c = g.pb_count[ni]
+            c = node[ni, 1]
             if c > 0:
-                s = g.pb_start[ni]
+                s = node[ni, 0]
                 for q in range(s, s + c):
-                    kind = g.pb_kind[q]
-                    idx = g.pb_index[q]
-                    lay = _prim_layer(g, kind, idx)
-                    if (mask >> lay) & 1:
-                        sd, nx, ny, nz = _prim_sd(g, kind, idx, ox, oy, oz)
+                    if which == 0:
+                        lay = prim_i[q, 1]
+                        if not (mask >> lay) & 1:
+                            continue
+                        kind = prim_i[q, 0]
+                        sd, nx, ny, nz = prim_sd(prim_f, q, kind, ox, oy, oz)
                         over, t = _contact(sd, nx, ny, nz, dx, dy, dz, rs)
                         if not over:
-                            t, nx, ny, nz = _prim_sweep(g, kind, idx, ox, oy, oz, dx, dy, dz, best, rs)
-                        if t <= best:
-                            best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
-            else:
-                left = g.pb_start[ni]
-                for child in range(left, left + 2):
-                    if (g.pb_mask[child] & mask) != 0:
-                        tc = ray_aabb_grown(ox, oy, oz, ix, iy, iz, best, g.pb_min, g.pb_max, child, rs)
-                        if tc < INF:
-                            st_n[sp] = child
-                            st_t[sp] = tc
-                            sp += 1
-    if g.tb_start.shape[0] > 0 and (g.tb_mask[0] & mask) != 0:
-        sp = 0
-        t0 = ray_aabb_grown(ox, oy, oz, ix, iy, iz, best, g.tb_min, g.tb_max, 0, rs)
-        if t0 < INF:
-            st_n[0] = 0
-            st_t[0] = t0
-            sp = 1
-        while sp > 0:
-            sp -= 1
-            ni = st_n[sp]
-            if st_t[sp] > best:
-                continue
-            c = g.tb_count[ni]
-            if c > 0:
-                s = g.tb_start[ni]
-                for q in range(s, s + c):
-                    lay = g.tri_l[q]
-                    if (mask >> lay) & 1:
-                        ax, ay, az = g.tri_v0[q, 0], g.tri_v0[q, 1], g.tri_v0[q, 2]
+                            t, nx, ny, nz = prim_sweep(prim_f, q, kind, ox, oy, oz, dx, dy, dz, best, rs)
+                    else:
+                        lay = tri_i[q, 0]
+                        if not (mask >> lay) & 1:
+                            continue
+                        ax, ay, az = tri_f[q, 0], tri_f[q, 1], tri_f[q, 2]
                         t, nx, ny, nz = sweep_triangle(
                             ox, oy, oz, dx, dy, dz, best, rs, ax, ay, az,
-                            ax + g.tri_e1[q, 0], ay + g.tri_e1[q, 1], az + g.tri_e1[q, 2],
-                            ax + g.tri_e2[q, 0], ay + g.tri_e2[q, 1], az + g.tri_e2[q, 2],
-                            g.tri_n[q, 0], g.tri_n[q, 1], g.tri_n[q, 2],
+                            ax + tri_f[q, 3], ay + tri_f[q, 4], az + tri_f[q, 5],
+                            ax + tri_f[q, 6], ay + tri_f[q, 7], az + tri_f[q, 8],
+                            tri_f[q, 9], tri_f[q, 10], tri_f[q, 11],
                         )
-                        if t <= best:
-                            best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
+                    if t <= best:
+                        best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
             else:
-                left = g.tb_start[ni]
+                left = node[ni, 0]
                 for child in range(left, left + 2):
-                    if (g.tb_mask[child] & mask) != 0:
-                        tc = ray_aabb_grown(ox, oy, oz, ix, iy, iz, best, g.tb_min, g.tb_max, child, rs)
+                    if (node[child, 2] & mask) != 0:
+                        tc = ray_aabb_grown(ox, oy, oz, ix, iy, iz, best, box, child, rs)
                         if tc < INF:
                             st_n[sp] = child
                             st_t[sp] = tc
@@ -529,45 +474,47 @@ def sweep_one(g, ox, oy, oz, dx, dy, dz, tmax, rs, mask, st_n, st_t):
 
 
 @_jit
-def _sweep_into(g, origins, dirs, maxd, radii, mask, k, st_n, st_t, hit, dist, point, normal, layer):
-    ox = np.float64(origins[k, 0])
-    oy = np.float64(origins[k, 1])
-    oz = np.float64(origins[k, 2])
-    dx = np.float64(dirs[k, 0])
-    dy = np.float64(dirs[k, 1])
-    dz = np.float64(dirs[k, 2])
-    tmax = np.float64(maxd[k] if maxd.shape[0] > 1 else maxd[0])
-    rs = np.float64(radii[k] if radii.shape[0] > 1 else radii[0])
-    n = np.sqrt(dx * dx + dy * dy + dz * dz)
-    t = INF
-    nx, ny, nz, lay = 0.0, 0.0, 0.0, -1
-    if n > 1e-30 and tmax >= 0.0:
-        dx /= n
-        dy /= n
-        dz /= n
-        t, nx, ny, nz, lay = sweep_one(g, ox, oy, oz, dx, dy, dz, tmax, rs, mask, st_n, st_t)
-    else:
-        tmax = 0.0
-    if t < INF:
-        hit[k] = True
-        dist[k] = t
-        point[k, 0] = ox + t * dx - rs * nx
-        point[k, 1] = oy + t * dy - rs * ny
-        point[k, 2] = oz + t * dz - rs * nz
-        normal[k, 0] = nx
-        normal[k, 1] = ny
-        normal[k, 2] = nz
-        layer[k] = lay
-    else:
-        hit[k] = False
-        dist[k] = np.inf
-        point[k, 0] = ox + tmax * dx
-        point[k, 1] = oy + tmax * dy
-        point[k, 2] = oz + tmax * dz
-        normal[k, 0] = 0.0
-        normal[k, 1] = 0.0
-        normal[k, 2] = 0.0
-        layer[k] = -1
+def _sweep_range(g, lo, hi, origins, dirs, maxd, radii, mask, st_n, st_t, hit, dist, point, normal, layer):
+    geo = solids(g)
+    for k in range(lo, hi):
+        ox = np.float64(origins[k, 0])
+        oy = np.float64(origins[k, 1])
+        oz = np.float64(origins[k, 2])
+        dx = np.float64(dirs[k, 0])
+        dy = np.float64(dirs[k, 1])
+        dz = np.float64(dirs[k, 2])
+        tmax = np.float64(maxd[k] if maxd.shape[0] > 1 else maxd[0])
+        rs = np.float64(radii[k] if radii.shape[0] > 1 else radii[0])
+        n = np.sqrt(dx * dx + dy * dy + dz * dz)
+        t = INF
+        nx, ny, nz, lay = 0.0, 0.0, 0.0, -1
+        if n > 1e-30 and tmax >= 0.0:
+            dx /= n
+            dy /= n
+            dz /= n
+            t, nx, ny, nz, lay = sweep_one(geo, ox, oy, oz, dx, dy, dz, tmax, rs, mask, st_n, st_t)
+        else:
+            tmax = 0.0
+        if t < INF:
+            hit[k] = True
+            dist[k] = t
+            point[k, 0] = ox + t * dx - rs * nx
+            point[k, 1] = oy + t * dy - rs * ny
+            point[k, 2] = oz + t * dz - rs * nz
+            normal[k, 0] = nx
+            normal[k, 1] = ny
+            normal[k, 2] = nz
+            layer[k] = lay
+        else:
+            hit[k] = False
+            dist[k] = np.inf
+            point[k, 0] = ox + tmax * dx
+            point[k, 1] = oy + tmax * dy
+            point[k, 2] = oz + tmax * dz
+            normal[k, 0] = 0.0
+            normal[k, 1] = 0.0
+            normal[k, 2] = 0.0
+            layer[k] = -1
 
 
 @_pjit
@@ -578,8 +525,8 @@ def _sweep_parallel(g, origins, dirs, maxd, radii, mask, hit, dist, point, norma
     for c in prange(n_chunks):
         st_n = np.empty(size, np.int32)
         st_t = np.empty(size)
-        for k in range(c * _CHUNK, min(r, (c + 1) * _CHUNK)):
-            _sweep_into(g, origins, dirs, maxd, radii, mask, k, st_n, st_t, hit, dist, point, normal, layer)
+        _sweep_range(g, c * _CHUNK, min(r, (c + 1) * _CHUNK), origins, dirs, maxd, radii, mask, st_n, st_t, hit, dist,
+                     point, normal, layer)
 
 
 @_sjit
@@ -587,8 +534,8 @@ def _sweep_serial(g, origins, dirs, maxd, radii, mask, hit, dist, point, normal,
     size = 2 * stack_size(g)
     st_n = np.empty(size, np.int32)
     st_t = np.empty(size)
-    for k in range(origins.shape[0]):
-        _sweep_into(g, origins, dirs, maxd, radii, mask, k, st_n, st_t, hit, dist, point, normal, layer)
+    _sweep_range(g, 0, origins.shape[0], origins, dirs, maxd, radii, mask, st_n, st_t, hit, dist, point, normal,
+                 layer)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -596,78 +543,60 @@ def _sweep_serial(g, origins, dirs, maxd, radii, mask, hit, dist, point, normal,
 # ----------------------------------------------------------------------------------------------------
 
 
-@_jit
-def nearest_one(g, px, py, pz, window, mask, st_n):
+@_ijit
+def nearest_one(geo, px, py, pz, window, mask, st_n):
     """Smallest signed distance from ``p`` to the masked solids and surfaces within ``window`` (primitives,
     planes, terrain: signed; mesh triangles: unsigned) and the direction that increases it fastest:
-    ``(d, nx, ny, nz)``; ``d = inf`` when nothing is within ``window``."""
+    ``(d, nx, ny, nz)``; ``d = inf`` when nothing is within ``window``.  ``geo`` is :func:`solids`."""
+    pl_f, pl_i, ter_h, ter_cmin, ter_cmax, tf, prim_f, prim_i, pb_box, pb_node, tri_f, tri_i, tb_box, tb_node = geo
     best = INF
     bnx, bny, bnz = 0.0, 1.0, 0.0
-    for p in range(g.pl_n.shape[0]):
-        if (mask >> g.pl_l[p]) & 1:
-            d, nx, ny, nz = sd_plane(px, py, pz, g.pl_p[p, 0], g.pl_p[p, 1], g.pl_p[p, 2], g.pl_n[p, 0], g.pl_n[p, 1],
-                                     g.pl_n[p, 2])
+    for p in range(pl_f.shape[0]):
+        if (mask >> pl_i[p]) & 1:
+            d, nx, ny, nz = sd_plane(px, py, pz, pl_f[p, 0], pl_f[p, 1], pl_f[p, 2], pl_f[p, 3], pl_f[p, 4],
+                                     pl_f[p, 5])
             if d < best and d <= window:
                 best, bnx, bny, bnz = d, nx, ny, nz
-    tf = g.ter_f
     if tf[0] > 0.0 and (mask >> np.int64(tf[7])) & 1:
-        d, nx, ny, nz = sd_heightfield(g.ter_h, g.ter_cmin, g.ter_cmax, tf[1], tf[2], tf[3], tf[4], px, py, pz, window)
+        d, nx, ny, nz = sd_heightfield(ter_h, ter_cmin, ter_cmax, tf[1], tf[2], tf[3], tf[4], px, py, pz, window)
         if d < best and d <= window:
             best, bnx, bny, bnz = d, nx, ny, nz
-    if g.pb_start.shape[0] > 0 and (g.pb_mask[0] & mask) != 0:
+    for which in range(2):
+        box = pb_box if which == 0 else tb_box
+        node = pb_node if which == 0 else tb_node
+        if node.shape[0] == 0 or (node[0, 2] & mask) == 0:
+            continue
         sp = 1
         st_n[0] = 0
         while sp > 0:
             sp -= 1
             ni = st_n[sp]
-            if (px < g.pb_min[ni, 0] - window or px > g.pb_max[ni, 0] + window
-                    or py < g.pb_min[ni, 1] - window or py > g.pb_max[ni, 1] + window
-                    or pz < g.pb_min[ni, 2] - window or pz > g.pb_max[ni, 2] + window):
+            if not point_in_box(px, py, pz, box, ni, window):
                 continue
-            c = g.pb_count[ni]
+            c = node[ni, 1]
             if c > 0:
-                s = g.pb_start[ni]
+                s = node[ni, 0]
                 for q in range(s, s + c):
-                    kind = g.pb_kind[q]
-                    idx = g.pb_index[q]
-                    if (mask >> _prim_layer(g, kind, idx)) & 1:
-                        d, nx, ny, nz = _prim_sd(g, kind, idx, px, py, pz)
-                        if d < best and d <= window:
-                            best, bnx, bny, bnz = d, nx, ny, nz
-            else:
-                left = g.pb_start[ni]
-                for child in range(left, left + 2):
-                    if (g.pb_mask[child] & mask) != 0:
-                        st_n[sp] = child
-                        sp += 1
-    if g.tb_start.shape[0] > 0 and (g.tb_mask[0] & mask) != 0:
-        sp = 1
-        st_n[0] = 0
-        while sp > 0:
-            sp -= 1
-            ni = st_n[sp]
-            if (px < g.tb_min[ni, 0] - window or px > g.tb_max[ni, 0] + window
-                    or py < g.tb_min[ni, 1] - window or py > g.tb_max[ni, 1] + window
-                    or pz < g.tb_min[ni, 2] - window or pz > g.tb_max[ni, 2] + window):
-                continue
-            c = g.tb_count[ni]
-            if c > 0:
-                s = g.tb_start[ni]
-                for q in range(s, s + c):
-                    if (mask >> g.tri_l[q]) & 1:
-                        ax, ay, az = g.tri_v0[q, 0], g.tri_v0[q, 1], g.tri_v0[q, 2]
+                    if which == 0:
+                        if not (mask >> prim_i[q, 1]) & 1:
+                            continue
+                        d, nx, ny, nz = prim_sd(prim_f, q, prim_i[q, 0], px, py, pz)
+                    else:
+                        if not (mask >> tri_i[q, 0]) & 1:
+                            continue
+                        ax, ay, az = tri_f[q, 0], tri_f[q, 1], tri_f[q, 2]
                         d, nx, ny, nz = distance_to_triangle(
                             px, py, pz, ax, ay, az,
-                            ax + g.tri_e1[q, 0], ay + g.tri_e1[q, 1], az + g.tri_e1[q, 2],
-                            ax + g.tri_e2[q, 0], ay + g.tri_e2[q, 1], az + g.tri_e2[q, 2],
-                            g.tri_n[q, 0], g.tri_n[q, 1], g.tri_n[q, 2],
+                            ax + tri_f[q, 3], ay + tri_f[q, 4], az + tri_f[q, 5],
+                            ax + tri_f[q, 6], ay + tri_f[q, 7], az + tri_f[q, 8],
+                            tri_f[q, 9], tri_f[q, 10], tri_f[q, 11],
                         )
-                        if d < best and d <= window:
-                            best, bnx, bny, bnz = d, nx, ny, nz
+                    if d < best and d <= window:
+                        best, bnx, bny, bnz = d, nx, ny, nz
             else:
-                left = g.tb_start[ni]
+                left = node[ni, 0]
                 for child in range(left, left + 2):
-                    if (g.tb_mask[child] & mask) != 0:
+                    if (node[child, 2] & mask) != 0:
                         st_n[sp] = child
                         sp += 1
     return best, bnx, bny, bnz
@@ -678,7 +607,7 @@ _PARITY_DIR = (0.0137173, 0.9997853, 0.0155251)
 
 
 @_jit
-def _mesh_crossings(g, px, py, pz, mesh, st_n):
+def _mesh_crossings(tri_f, tri_i, tb_box, tb_node, px, py, pz, mesh, st_n):
     """Number of triangles of ``mesh`` crossed by the ray from ``p`` along :data:`_PARITY_DIR`."""
     dx, dy, dz = _PARITY_DIR
     ix = safe_inverse(dx)
@@ -690,20 +619,19 @@ def _mesh_crossings(g, px, py, pz, mesh, st_n):
     while sp > 0:
         sp -= 1
         ni = st_n[sp]
-        if ray_aabb(px, py, pz, ix, iy, iz, INF, g.tb_min, g.tb_max, ni) == INF:
+        if ray_aabb(px, py, pz, ix, iy, iz, INF, tb_box, ni) == INF:
             continue
-        c = g.tb_count[ni]
+        c = tb_node[ni, 1]
         if c > 0:
-            s = g.tb_start[ni]
+            s = tb_node[ni, 0]
             for q in range(s, s + c):
-                if g.tri_mesh[q] == mesh:
-                    t = ray_triangle(px, py, pz, dx, dy, dz, INF, g.tri_v0[q, 0], g.tri_v0[q, 1], g.tri_v0[q, 2],
-                                     g.tri_e1[q, 0], g.tri_e1[q, 1], g.tri_e1[q, 2], g.tri_e2[q, 0], g.tri_e2[q, 1],
-                                     g.tri_e2[q, 2])
+                if tri_i[q, 1] == mesh:
+                    t = ray_triangle(px, py, pz, dx, dy, dz, INF, tri_f[q, 0], tri_f[q, 1], tri_f[q, 2], tri_f[q, 3],
+                                     tri_f[q, 4], tri_f[q, 5], tri_f[q, 6], tri_f[q, 7], tri_f[q, 8])
                     if t < INF:
                         count += 1
         else:
-            left = g.tb_start[ni]
+            left = tb_node[ni, 0]
             st_n[sp] = left
             st_n[sp + 1] = left + 1
             sp += 2
@@ -711,24 +639,33 @@ def _mesh_crossings(g, px, py, pz, mesh, st_n):
 
 
 @_jit
-def inside_one(g, px, py, pz, radius, mask, st_n):
-    """Whether the ball of ``radius`` around ``p`` overlaps a masked solid (see
-    :meth:`Environment.is_inside_solid`)."""
-    d, _, _, _ = nearest_one(g, px, py, pz, radius, mask, st_n)
-    if d < radius:
-        return True
-    for m in range(g.mesh_solid.shape[0]):
-        if not g.mesh_solid[m]:
-            continue
-        if (px < g.mesh_min[m, 0] or px > g.mesh_max[m, 0] or py < g.mesh_min[m, 1] or py > g.mesh_max[m, 1]
-                or pz < g.mesh_min[m, 2] or pz > g.mesh_max[m, 2]):
-            continue
-        lay = g.mesh_l[m]
-        if lay < 0 or not (mask >> lay) & 1:
-            continue
-        if _mesh_crossings(g, px, py, pz, m, st_n) % 2 == 1:
-            return True
-    return False
+def _inside_range(g, lo, hi, points, radii, mask, st_n, out):
+    """Inside tests of points ``lo .. hi - 1`` (see :meth:`Environment.is_inside_solid`)."""
+    geo = solids(g)
+    mesh_f = g.mesh_f
+    mesh_i = g.mesh_i
+    tri_f = g.tri_f
+    tri_i = g.tri_i
+    tb_box = g.tb_box
+    tb_node = g.tb_node
+    for k in range(lo, hi):
+        px = np.float64(points[k, 0])
+        py = np.float64(points[k, 1])
+        pz = np.float64(points[k, 2])
+        rad = np.float64(radii[k] if radii.shape[0] > 1 else radii[0])
+        d, _, _, _ = nearest_one(geo, px, py, pz, rad, mask, st_n)
+        inside = d < rad
+        if not inside:
+            for m in range(mesh_f.shape[0]):
+                if mesh_i[m, 0] == 0 or not (mask >> mesh_i[m, 1]) & 1:
+                    continue
+                if not (mesh_f[m, 0] <= px <= mesh_f[m, 3] and mesh_f[m, 1] <= py <= mesh_f[m, 4]
+                        and mesh_f[m, 2] <= pz <= mesh_f[m, 5]):
+                    continue
+                if _mesh_crossings(tri_f, tri_i, tb_box, tb_node, px, py, pz, m, st_n) % 2 == 1:
+                    inside = True
+                    break
+        out[k] = inside
 
 
 @_pjit
@@ -738,10 +675,7 @@ def _inside_parallel(g, points, radii, mask, out):
     size = 2 * stack_size(g)
     for c in prange(n_chunks):
         st_n = np.empty(size, np.int32)
-        for k in range(c * _CHUNK, min(r, (c + 1) * _CHUNK)):
-            rad = np.float64(radii[k] if radii.shape[0] > 1 else radii[0])
-            out[k] = inside_one(g, np.float64(points[k, 0]), np.float64(points[k, 1]), np.float64(points[k, 2]), rad,
-                                mask, st_n)
+        _inside_range(g, c * _CHUNK, min(r, (c + 1) * _CHUNK), points, radii, mask, st_n, out)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -30,13 +30,14 @@ from .config import (
 )
 from .layers import ALL_LAYERS, LayerRegistry
 from .mesh import BVH, build_bvh, load_mesh_file, transform_vertices, triangles_from
-from .primitives import KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_SPHERE, rotation_matrix
+from .primitives import KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_SPHERE, PRIM_WIDTH, rotation_matrix
 from .terrain import Heightfield
 from .water import WaterBodies
 
 GeometryArrays = namedtuple(
     "GeometryArrays",
     [
+        # --- per shape type, for inspection and drawing (the kernels read the packed tables below) ---
         # spheres: centre (s, 3), radius (s,), layer (s,)
         "sph_c", "sph_r", "sph_l",
         # oriented boxes: centre (b, 3), rotation (b, 3, 3) with the local axes as columns, half extents (b, 3)
@@ -45,27 +46,37 @@ GeometryArrays = namedtuple(
         "cap_a", "cap_b", "cap_r", "cap_l",
         # cylinders: base (y, 3), unit axis (y, 3), height (y,), radius (y,)
         "cyl_a", "cyl_u", "cyl_h", "cyl_r", "cyl_l",
-        # planes: point (p, 3), unit normal (p, 3)
-        "pl_p", "pl_n", "pl_l",
-        # BVH over the finite primitives; items in leaf order as (kind, index into the kind's arrays)
-        "pb_min", "pb_max", "pb_start", "pb_count", "pb_mask", "pb_kind", "pb_index",
-        # triangles in BVH leaf order: v0, e1 = v1 - v0, e2 = v2 - v0, unit normal, layer, mesh id
-        "tri_v0", "tri_e1", "tri_e2", "tri_n", "tri_l", "tri_mesh",
-        # BVH over the triangles (leaves index the triangle arrays directly)
-        "tb_min", "tb_max", "tb_start", "tb_count", "tb_mask",
-        # per mesh: solid flag, bounds, layer
-        "mesh_solid", "mesh_min", "mesh_max", "mesh_l",
-        # terrain: heights (nz, nx), per-cell min/max, and [present, x0, z0, dx, dz, h_min, h_max, layer]
-        "ter_h", "ter_cmin", "ter_cmax", "ter_f",
-        # water bodies (see starling.environment.water.WaterBodies)
-        "w_surface", "w_kind", "w_circle", "w_box", "w_poly", "w_start", "w_count", "w_layer",
+        # --- kernel tables ---
+        # planes: (p, 6) [point, unit normal], (p,) layer
+        "pl_f", "pl_i",
+        # finite primitives in BVH leaf order: (k, 16) parameters (see primitives.PRIM_WIDTH),
+        # (k, 3) [kind, layer, index within its type]
+        "prim_f", "prim_i",
+        # BVH over the primitives: (m, 6) node boxes, (m, 3) [start, count, layer mask]
+        "pb_box", "pb_node",
+        # uniform x-z grid over the primitives (ray casts): [x0, z0, cell, 1/cell, nx, nz]; per cell (row-major,
+        # z rows) a range of pg_items (rows of prim_f), the y range (nc, 2) and the layer mask of its items
+        "pg_f", "pg_start", "pg_items", "pg_y", "pg_mask",
+        # triangles in BVH leaf order: (t, 12) [v0, e1 = v1 - v0, e2 = v2 - v0, unit normal], (t, 2) [layer, mesh]
+        "tri_f", "tri_i",
+        # BVH over the triangles (leaves index tri_f rows directly)
+        "tb_box", "tb_node",
+        # per mesh: (nm, 6) bounds, (nm, 2) [solid, layer]
+        "mesh_f", "mesh_i",
+        # terrain: heights (nz, nx), per-cell min/max, clearance maps (terrain.clearance_maps), and
+        # [present, x0, z0, dx, dz, h_min, h_max, layer]
+        "ter_h", "ter_cmin", "ter_cmax", "ter_dil", "ter_f",
+        # water bodies (see WaterBodies.packed)
+        "w_f", "w_i", "w_poly",
         # [primitive BVH depth, triangle BVH depth] (traversal stack sizes)
         "depth",
     ],
 )
-GeometryArrays.__doc__ = """Flat, Numba-friendly arrays of a static environment (float64 geometry, int16
-layers, int32 indices).  Built by :class:`Environment`; read by the kernels of
-:mod:`starling.environment.raycast` and :mod:`starling.motion.collide`."""
+GeometryArrays.__doc__ = """Flat, Numba-friendly arrays of a static environment (float64 geometry, int16/int64
+layers and indices).  Built by :class:`Environment`; read by the kernels of
+:mod:`starling.environment.raycast` and :mod:`starling.motion.collide`.  The kernels unpack the arrays they
+need once per chunk of work: reading an array out of this struct costs a reference-count update, which
+must stay out of per-ray loops."""
 
 
 def _f64(a, shape) -> np.ndarray:
@@ -250,6 +261,7 @@ class Environment:
                                 np.arange(len(cylinders))]).astype(np.int32)
         item_layer = np.concatenate([sph_l, box_l, cap_l, cyl_l]).astype(np.int64)
         prim_bvh = build_bvh(item_min, item_max, item_layer, leaf_size=2, max_leaf=4)
+        grid = build_prim_grid(item_min[prim_bvh.order], item_max[prim_bvh.order], item_layer[prim_bvh.order])
 
         # triangles
         if triangles is None:
@@ -286,29 +298,50 @@ class Environment:
 
         if terrain is not None:
             ter_h, ter_cmin, ter_cmax = terrain.heights, terrain.cell_min, terrain.cell_max
+            ter_dil = terrain.clearance
             ter_f = np.array([1.0, terrain.x0, terrain.z0, terrain.dx, terrain.dz, float(terrain.heights.min()),
                               float(terrain.heights.max()), float(terrain.layer)])
         else:
             ter_h, ter_cmin, ter_cmax = np.zeros((2, 2)), np.zeros((1, 1)), np.zeros((1, 1))
+            ter_dil = np.zeros((1, 1, 1, 2))
             ter_f = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0])
 
+        # packed primitive table in leaf order
+        k = len(kinds)
+        prim_f = np.zeros((k, PRIM_WIDTH))
+        prim_i = np.zeros((k, 3), np.int64)
+        for row, it in enumerate(prim_bvh.order):
+            kind, i = int(kinds[it]), int(index[it])
+            if kind == KIND_SPHERE:
+                prim_f[row, :4] = (*sph_c[i], sph_r[i])
+            elif kind == KIND_BOX:
+                prim_f[row, :15] = (*box_c[i], *box_h[i], *box_rot[i].ravel())
+            elif kind == KIND_CAPSULE:
+                prim_f[row, :7] = (*cap_a[i], *cap_b[i], cap_r[i])
+            else:
+                prim_f[row, :8] = (*cyl_a[i], *cyl_u[i], cyl_h[i], cyl_r[i])
+            prim_i[row] = (kind, item_layer[it], i)
+        pb_box, pb_node = prim_bvh.packed()
+        tb_box, tb_node = tri_bvh.packed()
+        tri_f = np.ascontiguousarray(np.concatenate([v0, e1, e2, nrm], axis=1).reshape(-1, 12))
+        tri_i = np.ascontiguousarray(np.stack([t_layer, t_mesh], axis=1).astype(np.int64).reshape(-1, 2))
+        mesh_f = np.ascontiguousarray(np.concatenate([mesh_min, mesh_max], axis=1).reshape(-1, 6))
+        mesh_i = np.ascontiguousarray(np.stack([solid.astype(np.int64), mesh_l.astype(np.int64)], axis=1)
+                                      .reshape(-1, 2))
+        w_f, w_i, w_poly = water.packed()
         arrays = GeometryArrays(
             sph_c=sph_c, sph_r=sph_r, sph_l=sph_l,
             box_c=box_c, box_rot=box_rot, box_h=box_h, box_l=box_l,
             cap_a=cap_a, cap_b=cap_b, cap_r=cap_r, cap_l=cap_l,
             cyl_a=cyl_a, cyl_u=cyl_u, cyl_h=cyl_h, cyl_r=cyl_r, cyl_l=cyl_l,
-            pl_p=pl_p, pl_n=pl_n, pl_l=pl_l,
-            pb_min=prim_bvh.node_min, pb_max=prim_bvh.node_max, pb_start=prim_bvh.node_start,
-            pb_count=prim_bvh.node_count, pb_mask=prim_bvh.node_mask,
-            pb_kind=np.ascontiguousarray(kinds[prim_bvh.order]),
-            pb_index=np.ascontiguousarray(index[prim_bvh.order]),
-            tri_v0=v0, tri_e1=e1, tri_e2=e2, tri_n=nrm, tri_l=t_layer, tri_mesh=t_mesh,
-            tb_min=tri_bvh.node_min, tb_max=tri_bvh.node_max, tb_start=tri_bvh.node_start,
-            tb_count=tri_bvh.node_count, tb_mask=tri_bvh.node_mask,
-            mesh_solid=solid, mesh_min=mesh_min, mesh_max=mesh_max, mesh_l=mesh_l,
-            ter_h=ter_h, ter_cmin=ter_cmin, ter_cmax=ter_cmax, ter_f=ter_f,
-            w_surface=water.surface, w_kind=water.kind, w_circle=water.circle, w_box=water.box,
-            w_poly=water.poly, w_start=water.start, w_count=water.count, w_layer=water.layer,
+            pl_f=np.ascontiguousarray(np.concatenate([pl_p, pl_n], axis=1).reshape(-1, 6)),
+            pl_i=pl_l.astype(np.int64),
+            prim_f=prim_f, prim_i=prim_i, pb_box=pb_box, pb_node=pb_node,
+            pg_f=grid[0], pg_start=grid[1], pg_items=grid[2], pg_y=grid[3], pg_mask=grid[4],
+            tri_f=tri_f, tri_i=tri_i, tb_box=tb_box, tb_node=tb_node,
+            mesh_f=mesh_f, mesh_i=mesh_i,
+            ter_h=ter_h, ter_cmin=ter_cmin, ter_cmax=ter_cmax, ter_dil=ter_dil, ter_f=ter_f,
+            w_f=w_f, w_i=w_i, w_poly=w_poly,
             depth=np.array([prim_bvh.depth, tri_bvh.depth], np.int64),
         )
         return cls(registry, terrain, water, tuple(shapes), arrays, prim_bvh, tri_bvh)
@@ -321,7 +354,7 @@ class Environment:
         a = self.arrays
         parts = [
             f"spheres={len(a.sph_r)}", f"boxes={len(a.box_h)}", f"capsules={len(a.cap_r)}",
-            f"cylinders={len(a.cyl_r)}", f"planes={len(a.pl_n)}", f"triangles={len(a.tri_n)}",
+            f"cylinders={len(a.cyl_r)}", f"planes={len(a.pl_f)}", f"triangles={len(a.tri_f)}",
             f"water={len(self.water)}",
             f"terrain={'x'.join(map(str, self.terrain.shape[::-1])) if self.terrain is not None else None}",
         ]
@@ -331,8 +364,8 @@ class Environment:
     def is_empty(self) -> bool:
         """True when the environment holds no geometry at all."""
         a = self.arrays
-        return (self.terrain is None and len(self.water) == 0 and a.pb_start.shape[0] == 0
-                and a.tb_start.shape[0] == 0 and a.pl_n.shape[0] == 0)
+        return (self.terrain is None and len(self.water) == 0 and a.prim_f.shape[0] == 0
+                and a.tri_f.shape[0] == 0 and a.pl_f.shape[0] == 0)
 
     @property
     def bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -340,12 +373,12 @@ class Environment:
         water surfaces); infinite planes are left out.  ``None`` when there is no finite geometry."""
         los, his = [], []
         a = self.arrays
-        if a.pb_start.shape[0]:
-            los.append(a.pb_min[0])
-            his.append(a.pb_max[0])
-        if a.tb_start.shape[0]:
-            los.append(a.tb_min[0])
-            his.append(a.tb_max[0])
+        if a.pb_box.shape[0]:
+            los.append(a.pb_box[0, :3])
+            his.append(a.pb_box[0, 3:])
+        if a.tb_box.shape[0]:
+            los.append(a.tb_box[0, :3])
+            his.append(a.tb_box[0, 3:])
         if self.terrain is not None:
             lo, hi = self.terrain.bounds
             los.append(lo)
@@ -414,6 +447,60 @@ class Environment:
         from .raycast import cast_rays
 
         return cast_rays(self, origins, directions, max_distance, self.mask(mask), out=out)
+
+
+def build_prim_grid(item_min: np.ndarray, item_max: np.ndarray, item_layer: np.ndarray, items_per_cell: float = 0.5,
+                    max_cells: int = 1 << 20):
+    """A uniform grid over the x–z footprints of ``k`` items (the ray-cast index of the primitives).
+
+    Scenes with animals are mostly spread over the ground and their rays are short compared with the
+    scene, so a ray visits a handful of columns and tests only the few items listed in them, instead of
+    descending a tree from its root.  Each cell also keeps the y range and the layer bits of its items,
+    which lets a ray skip a column it passes over (or under), or whose layers it does not want.
+
+    The cell size gives about ``items_per_cell`` items per cell (never more than ``max_cells`` cells), but
+    is never smaller than the median item footprint, so that an item spans few cells.
+
+    Returns ``(pg_f, pg_start, pg_items, pg_y, pg_mask)`` (see :class:`GeometryArrays`).
+    """
+    k = item_min.shape[0]
+    if k == 0:
+        return (np.array([0.0, 0.0, 1.0, 1.0, 1.0, 1.0]), np.zeros(2, np.int32), np.zeros(0, np.int32),
+                np.array([[np.inf, -np.inf]]), np.zeros(1, np.int64))
+    lo = item_min[:, [0, 2]].min(axis=0)
+    hi = item_max[:, [0, 2]].max(axis=0)
+    extent = np.maximum(hi - lo, 1e-6)
+    footprint = float(np.median(np.maximum(item_max[:, 0] - item_min[:, 0], item_max[:, 2] - item_min[:, 2])))
+    cell = max(float(np.sqrt(extent[0] * extent[1] * items_per_cell / k)), footprint,
+               float(np.sqrt(extent[0] * extent[1] / max_cells)), 1e-3)
+    nx = max(1, int(np.ceil(extent[0] / cell)))
+    nz = max(1, int(np.ceil(extent[1] / cell)))
+    i0 = np.clip(np.floor((item_min[:, 0] - lo[0]) / cell).astype(np.int64), 0, nx - 1)
+    i1 = np.clip(np.floor((item_max[:, 0] - lo[0]) / cell).astype(np.int64), 0, nx - 1)
+    j0 = np.clip(np.floor((item_min[:, 2] - lo[1]) / cell).astype(np.int64), 0, nz - 1)
+    j1 = np.clip(np.floor((item_max[:, 2] - lo[1]) / cell).astype(np.int64), 0, nz - 1)
+    cells, items = [], []
+    for p in range(k):
+        jj, ii = np.meshgrid(np.arange(j0[p], j1[p] + 1), np.arange(i0[p], i1[p] + 1), indexing="ij")
+        cells.append((jj * nx + ii).ravel())
+        items.append(np.full(jj.size, p))
+    cells_a = np.concatenate(cells)
+    items_a = np.concatenate(items)
+    order = np.argsort(cells_a, kind="stable")
+    cells_a, items_a = cells_a[order], items_a[order]
+    n_cells = nx * nz
+    counts = np.bincount(cells_a, minlength=n_cells)
+    start = np.zeros(n_cells + 1, np.int32)
+    start[1:] = np.cumsum(counts)
+    y = np.empty((n_cells, 2))
+    y[:, 0] = np.inf
+    y[:, 1] = -np.inf
+    np.minimum.at(y[:, 0], cells_a, item_min[items_a, 1])
+    np.maximum.at(y[:, 1], cells_a, item_max[items_a, 1])
+    mask = np.zeros(n_cells, np.int64)
+    np.bitwise_or.at(mask, cells_a, np.left_shift(np.int64(1), item_layer[items_a].astype(np.int64)))
+    return (np.array([lo[0], lo[1], cell, 1.0 / cell, float(nx), float(nz)]), start, items_a.astype(np.int32),
+            np.ascontiguousarray(y), mask)
 
 
 def _load_mesh(mesh: MeshConfig, base_dir: str | Path | None) -> tuple[np.ndarray, bool]:

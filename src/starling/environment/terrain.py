@@ -35,6 +35,7 @@ from .mesh import distance_to_triangle, sweep_triangle
 from .primitives import INF
 
 _jit = njit(cache=True, error_model="numpy", nogil=True)
+_ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always")
 
 
 @_jit
@@ -98,11 +99,46 @@ def _heights_and_normals(h, x0, z0, dx, dz, xs, zs, out_h, out_n):
         out_n[k, 2] = nz
 
 
-@_jit
-def ray_heightfield(h, cmin, cmax, x0, z0, dx, dz, hmin, hmax, ox, oy, oz, ddx, ddy, ddz, tmax):
+BLOCK = 4
+"""Cells per side of the blocks of the clearance maps (see :func:`clearance_maps`)."""
+
+CLEARANCE_RADII = (1, 2, 4, 8)
+"""Radii, in blocks, of the clearance maps: level ``l`` holds, for every block, the lowest and highest
+terrain within ``CLEARANCE_RADII[l]`` blocks of it."""
+
+
+def clearance_maps(cell_min: np.ndarray, cell_max: np.ndarray) -> np.ndarray:
+    """``(L, nbz, nbx, 2)`` float64: for each block of :data:`BLOCK` x :data:`BLOCK` cells and each radius of
+    :data:`CLEARANCE_RADII`, the ``[min, max]`` terrain height over all blocks within that radius.
+
+    A ray whose cells all lie within ``r`` cells of its first cell stays within ``ceil(r / BLOCK)`` blocks of
+    the first cell's block; if the whole ray is higher than that neighbourhood's maximum (or lower than its
+    minimum), it cannot cross the terrain, and one lookup replaces the walk.  This is what makes short,
+    near-horizontal rays over gentle ground cheap: most of them never walk a cell.
+    """
+    from scipy.ndimage import maximum_filter, minimum_filter
+
+    ncz, ncx = cell_min.shape
+    nbz = -(-ncz // BLOCK)
+    nbx = -(-ncx // BLOCK)
+    pad_z = nbz * BLOCK - ncz
+    pad_x = nbx * BLOCK - ncx
+    lo = np.pad(cell_min, ((0, pad_z), (0, pad_x)), mode="edge").reshape(nbz, BLOCK, nbx, BLOCK).min(axis=(1, 3))
+    hi = np.pad(cell_max, ((0, pad_z), (0, pad_x)), mode="edge").reshape(nbz, BLOCK, nbx, BLOCK).max(axis=(1, 3))
+    out = np.empty((len(CLEARANCE_RADII), nbz, nbx, 2))
+    for level, radius in enumerate(CLEARANCE_RADII):
+        size = 2 * radius + 1
+        out[level, :, :, 0] = minimum_filter(lo, size=size, mode="nearest")
+        out[level, :, :, 1] = maximum_filter(hi, size=size, mode="nearest")
+    return np.ascontiguousarray(out)
+
+
+@_ijit
+def ray_heightfield(h, cmin, cmax, dil, x0, z0, dx, dz, hmin, hmax, ox, oy, oz, ddx, ddy, ddz, tmax):
     """First crossing in ``[0, tmax]`` of the ray ``o + t d`` with the heightfield surface.
 
-    Returns ``(t, nx, ny, nz)`` with the upward normal of the triangle hit; ``t = inf`` when none.
+    ``dil`` are the :func:`clearance_maps`.  Returns ``(t, nx, ny, nz)`` with the upward normal of the
+    triangle hit; ``t = inf`` when none.
     """
     nxs = h.shape[1]
     nzs = h.shape[0]
@@ -136,10 +172,24 @@ def ray_heightfield(h, cmin, cmax, x0, z0, dx, dz, hmin, hmax, ox, oy, oz, ddx, 
     # the whole clipped ray above the highest or below the lowest point: no crossing
     ya = oy + t0 * ddy
     yb = oy + t1 * ddy
-    if min(ya, yb) > hmax or max(ya, yb) < hmin:
+    y_lo = min(ya, yb)
+    y_hi = max(ya, yb)
+    if y_lo > hmax or y_hi < hmin:
         return INF, 0.0, 0.0, 0.0
 
     i, j, _ = locate(h, x0, z0, dx, dz, ox + t0 * ddx, oz + t0 * ddz)
+    # one lookup in the clearance maps: is the ray clear of all terrain around its first cell?
+    ie, je, _ = locate(h, x0, z0, dx, dz, ox + t1 * ddx, oz + t1 * ddz)
+    reach = max(abs(ie - i), abs(je - j))
+    reach_blocks = (reach + BLOCK - 1) // BLOCK
+    for level in range(dil.shape[0]):
+        if CLEARANCE_RADII[level] >= reach_blocks:
+            bi = i // BLOCK
+            bj = j // BLOCK
+            if y_lo > dil[level, bj, bi, 1] or y_hi < dil[level, bj, bi, 0]:
+                return INF, 0.0, 0.0, 0.0
+            break
+
     step_i = 0
     step_j = 0
     t_next_x = INF
@@ -164,13 +214,13 @@ def ray_heightfield(h, cmin, cmax, x0, z0, dx, dz, hmin, hmax, ox, oy, oz, ddx, 
         dt_z = -dz / ddz
 
     t_cur = t0
+    ys = oy + t0 * ddy
     f_prev = 0.0
     f_valid = False
     while True:
         t_end = min(t_next_x, t_next_z, t1)
         if t_end < t_cur:
             t_end = t_cur
-        ys = oy + t_cur * ddy
         ye = oy + t_end * ddy
         if min(ys, ye) > cmax[j, i] or max(ys, ye) < cmin[j, i]:
             # the ray stays strictly above (or below) this cell: the sign of the gap cannot change
@@ -211,14 +261,14 @@ def ray_heightfield(h, cmin, cmax, x0, z0, dx, dz, hmin, hmax, ox, oy, oz, ddx, 
                 ta = tb
         if t_end >= t1:
             break
-        if t_next_x <= t_next_z:
-            i += step_i
-            t_cur = t_next_x
-            t_next_x += dt_x
-        else:
-            j += step_j
-            t_cur = t_next_z
-            t_next_z += dt_z
+        # step to the next cell without a data-dependent jump (the x/z choice is unpredictable)
+        sx = t_next_x <= t_next_z
+        t_cur = t_next_x if sx else t_next_z
+        i += step_i if sx else 0
+        j += 0 if sx else step_j
+        t_next_x += dt_x if sx else 0.0
+        t_next_z += 0.0 if sx else dt_z
+        ys = ye
         if i < 0 or j < 0 or i > nxs - 2 or j > nzs - 2:
             break
     return INF, 0.0, 0.0, 0.0
@@ -354,6 +404,8 @@ class Heightfield:
         Layer index (bit) of the terrain.
     cell_min, cell_max: ``(nz - 1, nx - 1) float64``
         Lowest and highest corner of every cell (the early-outs of the casts).
+    clearance: ``(L, nbz, nbx, 2) float64``
+        :func:`clearance_maps` of the cells (the early-out of short rays).
     """
 
     heights: np.ndarray
@@ -364,6 +416,7 @@ class Heightfield:
     layer: int
     cell_min: np.ndarray
     cell_max: np.ndarray
+    clearance: np.ndarray
 
     @staticmethod
     def from_heights(heights: np.ndarray, x_min: float, z_min: float, x_max: float, z_max: float,
@@ -377,6 +430,8 @@ class Heightfield:
         if not (x_max > x_min and z_max > z_min):
             raise ValueError("the terrain rectangle must have x_max > x_min and z_max > z_min")
         corners = np.stack([h[:-1, :-1], h[:-1, 1:], h[1:, :-1], h[1:, 1:]])
+        cell_min = np.ascontiguousarray(corners.min(axis=0))
+        cell_max = np.ascontiguousarray(corners.max(axis=0))
         return Heightfield(
             heights=h,
             x0=float(x_min),
@@ -384,8 +439,9 @@ class Heightfield:
             dx=(x_max - x_min) / (h.shape[1] - 1),
             dz=(z_max - z_min) / (h.shape[0] - 1),
             layer=int(layer),
-            cell_min=np.ascontiguousarray(corners.min(axis=0)),
-            cell_max=np.ascontiguousarray(corners.max(axis=0)),
+            cell_min=cell_min,
+            cell_max=cell_max,
+            clearance=clearance_maps(cell_min, cell_max),
         )
 
     @property

@@ -44,51 +44,51 @@ def point_in_polygon(poly, start, count, x, z):
 
 
 @_jit
-def in_region(kind, circle, box, poly, start, count, w, x, z):
-    """Whether ``(x, z)`` lies in the region of water body ``w``."""
-    if x < box[w, 0] or x > box[w, 2] or z < box[w, 1] or z > box[w, 3]:
+def in_region(wf, wi, poly, w, x, z):
+    """Whether ``(x, z)`` lies in the region of water body ``w`` (packed tables, see :class:`WaterBodies`)."""
+    if x < wf[w, 5] or x > wf[w, 7] or z < wf[w, 6] or z > wf[w, 8]:
         return False
-    if kind[w] == KIND_CIRCLE:
-        ddx = x - circle[w, 0]
-        ddz = z - circle[w, 1]
-        return ddx * ddx + ddz * ddz <= circle[w, 2] * circle[w, 2]
-    return point_in_polygon(poly, start[w], count[w], x, z)
+    if wf[w, 1] == KIND_CIRCLE:
+        ddx = x - wf[w, 2]
+        ddz = z - wf[w, 3]
+        return ddx * ddx + ddz * ddz <= wf[w, 4] * wf[w, 4]
+    return point_in_polygon(poly, wi[w, 0], wi[w, 1], x, z)
 
 
 @_jit
-def ray_water(ox, oy, oz, dx, dy, dz, tmax, surface, kind, circle, box, poly, start, count, w):
+def ray_water(ox, oy, oz, dx, dy, dz, tmax, wf, wi, poly, w):
     """Crossing of the ray with the surface of water body ``w`` inside its region; ``(t, 0, 1, 0)``."""
     if abs(dy) <= 1e-300:
         return INF, 0.0, 0.0, 0.0
-    t = (surface[w] - oy) / dy
+    t = (wf[w, 0] - oy) / dy
     if t < 0.0 or t > tmax:
         return INF, 0.0, 0.0, 0.0
-    if not in_region(kind, circle, box, poly, start, count, w, ox + t * dx, oz + t * dz):
+    if not in_region(wf, wi, poly, w, ox + t * dx, oz + t * dz):
         return INF, 0.0, 0.0, 0.0
     return t, 0.0, 1.0, 0.0
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def _in_water_kernel(points, surface, kind, circle, box, poly, start, count, layer, mask, out):
+def _in_water_kernel(points, wf, wi, poly, mask, out):
     for p in prange(points.shape[0]):
         x, y, z = points[p, 0], points[p, 1], points[p, 2]
         res = False
-        for w in range(surface.shape[0]):
-            if (mask >> np.int64(layer[w])) & 1 and y <= surface[w]:
-                if in_region(kind, circle, box, poly, start, count, w, x, z):
+        for w in range(wf.shape[0]):
+            if (mask >> wi[w, 2]) & 1 and y <= wf[w, 0]:
+                if in_region(wf, wi, poly, w, x, z):
                     res = True
                     break
         out[p] = res
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
-def _surface_kernel(xs, zs, surface, kind, circle, box, poly, start, count, out):
+def _surface_kernel(xs, zs, wf, wi, poly, out):
     for p in prange(xs.shape[0]):
         best = np.nan
-        for w in range(surface.shape[0]):
-            if in_region(kind, circle, box, poly, start, count, w, xs[p], zs[p]):
-                if np.isnan(best) or surface[w] > best:
-                    best = surface[w]
+        for w in range(wf.shape[0]):
+            if in_region(wf, wi, poly, w, xs[p], zs[p]):
+                if np.isnan(best) or wf[w, 0] > best:
+                    best = wf[w, 0]
         out[p] = best
 
 
@@ -156,13 +156,27 @@ class WaterBodies:
     def __len__(self) -> int:
         return int(self.surface.shape[0])
 
+    def packed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The kernel form: ``wf (w, 9) float64`` rows ``[surface, kind, cx, cz, r, x_min, z_min, x_max,
+        z_max]``, ``wi (w, 3) int64`` rows ``[poly start, poly count, layer]`` and ``poly (P, 2)``."""
+        n = len(self)
+        wf = np.zeros((n, 9))
+        wf[:, 0] = self.surface
+        wf[:, 1] = self.kind
+        wf[:, 2:5] = self.circle
+        wf[:, 5:9] = self.box
+        wi = np.zeros((n, 3), np.int64)
+        wi[:, 0] = self.start
+        wi[:, 1] = self.count
+        wi[:, 2] = self.layer
+        return wf, wi, np.ascontiguousarray(self.poly)
+
     def in_water(self, points: np.ndarray, mask: int = 0xFFFFFFFF) -> np.ndarray:
         """``(n,) bool``: whether each ``(n, 3)`` point is in a water body whose layer is in ``mask``."""
         pts = np.ascontiguousarray(np.asarray(points, dtype=np.float64).reshape(-1, 3))
         out = np.zeros(pts.shape[0], np.bool_)
         if len(self):
-            _in_water_kernel(pts, self.surface, self.kind, self.circle, self.box, self.poly, self.start,
-                             self.count, self.layer, np.int64(mask), out)
+            _in_water_kernel(pts, *self.packed(), np.int64(mask), out)
         return out
 
     def surface_height(self, x, z) -> np.ndarray:
@@ -173,6 +187,5 @@ class WaterBodies:
         xs, zs = (np.ascontiguousarray(a) for a in np.broadcast_arrays(xs, zs))
         out = np.full(xs.shape[0], np.nan)
         if len(self):
-            _surface_kernel(xs, zs, self.surface, self.kind, self.circle, self.box, self.poly, self.start,
-                            self.count, out)
+            _surface_kernel(xs, zs, *self.packed(), out)
         return out

@@ -18,9 +18,10 @@ method):
      the other and back;
    * a third hit stops the sphere where it is.
 
-3. **Skin width.**  Sweeps use the radius ``R + skin``, so a sphere resting against a surface keeps a gap of
-   ``skin`` from it; the next sweep does not start in floating-point contact, and a surface that the
-   sphere touches but moves along or away from is ignored (see
+3. **Skin width.**  Sweeps use the radius ``R + skin`` and a contact leaves the sphere a further
+   ``0.1 skin`` out along the contact normal, so a sphere resting against a surface keeps a gap between
+   ``skin`` and ``1.1 skin`` from it: the next sweep does not start in floating-point contact, and a
+   surface that the sphere touches but moves along or away from is ignored (see
    :func:`starling.environment.raycast.sweep_one`).
 
 Because every displacement is swept, a sphere cannot tunnel through thin geometry however fast it moves.
@@ -37,13 +38,20 @@ from numba import njit, prange
 
 from starling.environment.layers import ALL_LAYERS
 from starling.environment.primitives import INF
-from starling.environment.raycast import PARALLEL_THRESHOLD, stack_size, nearest_one, sweep_one
+from starling.environment.raycast import PARALLEL_THRESHOLD, nearest_one, solids, stack_size, sweep_one
 
 _jit = njit(cache=True, error_model="numpy", nogil=True)
+_ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always")
 
 DEFAULT_SKIN_WIDTH = 0.01
 """Default gap kept between a sphere and the surfaces it rests against, metres.  It must stay well above
 float32 rounding of positions (about 1e-5 m at 100 m from the origin)."""
+
+BACKOFF = 0.1
+"""After each contact the sphere is moved ``BACKOFF * skin`` further out along the contact normal, so that
+it rests strictly outside the inflated surfaces (a gap between ``skin`` and ``1.1 skin``).  Resting exactly
+on the inflated radius would leave it, after float32 rounding, a hair inside the inflated neighbours of a
+flat triangulated floor, whose edge capsules would then catch it (the "internal edge" snag)."""
 
 _CHUNK = 128
 
@@ -70,20 +78,21 @@ def _clip(vx, vy, vz, nx, ny, nz):
     return vx, vy, vz
 
 
-@_jit
-def collide_one(g, px, py, pz, vx, vy, vz, dt, radius, skin, mask, st_n, st_t):
+@_ijit
+def collide_one(geo, px, py, pz, vx, vy, vz, dt, radius, skin, mask, st_n, st_t):
     """Collide and slide for one sphere; returns ``(px, py, pz, vx, vy, vz, contacts)`` (float64).
 
-    ``g`` is the environment's :class:`~starling.environment.scene.GeometryArrays`; ``st_n``/``st_t`` are
+    ``geo`` is :func:`starling.environment.raycast.solids` of the environment; ``st_n``/``st_t`` are
     traversal stacks of at least twice the BVH depth.
     """
     rs = radius + skin
+    backoff = BACKOFF * skin
     # 1. depenetration
     for _ in range(4):
-        d, nx, ny, nz = nearest_one(g, px, py, pz, rs, mask, st_n)
+        d, nx, ny, nz = nearest_one(geo, px, py, pz, rs, mask, st_n)
         if d >= radius + 0.5 * skin:
             break
-        push = rs - d
+        push = rs + backoff - d
         px += push * nx
         py += push * ny
         pz += push * nz
@@ -97,13 +106,13 @@ def collide_one(g, px, py, pz, vx, vy, vz, dt, radius, skin, mask, st_n, st_t):
         if length <= 1e-12:
             break
         dx, dy, dz = mx / length, my / length, mz / length
-        t, cnx, cny, cnz, _ = sweep_one(g, px, py, pz, dx, dy, dz, length, rs, mask, st_n, st_t)
+        t, cnx, cny, cnz, _ = sweep_one(geo, px, py, pz, dx, dy, dz, length, rs, mask, st_n, st_t)
         if t == INF:
             px, py, pz = qx, qy, qz
             break
-        px += t * dx
-        py += t * dy
-        pz += t * dz
+        px += t * dx + backoff * cnx
+        py += t * dy + backoff * cny
+        pz += t * dz + backoff * cnz
         contacts += 1
         rx, ry, rz = qx - px, qy - py, qz - pz  # the part of the way not yet travelled
         if it == 0:
@@ -145,8 +154,8 @@ def collide_one(g, px, py, pz, vx, vy, vz, dt, radius, skin, mask, st_n, st_t):
     return px, py, pz, vx, vy, vz, contacts
 
 
-@_jit
-def _collide_into(g, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c):
+@_ijit
+def _collide_into(geo, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c):
     if active.shape[0] > 1 and not active[k]:
         for a in range(3):
             out_p[k, a] = pos[k, a]
@@ -155,7 +164,7 @@ def _collide_into(g, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out
         return
     rad = np.float64(radii[k] if radii.shape[0] > 1 else radii[0])
     px, py, pz, vx, vy, vz, c = collide_one(
-        g, np.float64(pos[k, 0]), np.float64(pos[k, 1]), np.float64(pos[k, 2]), np.float64(vel[k, 0]),
+        geo, np.float64(pos[k, 0]), np.float64(pos[k, 1]), np.float64(pos[k, 2]), np.float64(vel[k, 0]),
         np.float64(vel[k, 1]), np.float64(vel[k, 2]), dt, rad, skin, mask, st_n, st_t,
     )
     out_p[k, 0] = px
@@ -167,6 +176,14 @@ def _collide_into(g, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out
     out_c[k] = c
 
 
+@_jit
+def collide_range(g, lo, hi, pos, vel, dt, radii, skin, mask, active, st_n, st_t, out_p, out_v, out_c):
+    """Collide and slide spheres ``lo .. hi - 1`` (the geometry is unpacked once per chunk)."""
+    geo = solids(g)
+    for k in range(lo, hi):
+        _collide_into(geo, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c)
+
+
 @njit(cache=True, error_model="numpy", parallel=True)
 def _collide_parallel(g, pos, vel, dt, radii, skin, mask, active, out_p, out_v, out_c):
     n = pos.shape[0]
@@ -175,8 +192,8 @@ def _collide_parallel(g, pos, vel, dt, radii, skin, mask, active, out_p, out_v, 
     for c in prange(n_chunks):
         st_n = np.empty(size, np.int32)
         st_t = np.empty(size)
-        for k in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
-            _collide_into(g, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c)
+        collide_range(g, c * _CHUNK, min(n, (c + 1) * _CHUNK), pos, vel, dt, radii, skin, mask, active, st_n, st_t,
+                      out_p, out_v, out_c)
 
 
 @njit(cache=True, error_model="numpy")
@@ -184,8 +201,7 @@ def _collide_serial(g, pos, vel, dt, radii, skin, mask, active, out_p, out_v, ou
     size = 2 * stack_size(g)
     st_n = np.empty(size, np.int32)
     st_t = np.empty(size)
-    for k in range(pos.shape[0]):
-        _collide_into(g, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c)
+    collide_range(g, 0, pos.shape[0], pos, vel, dt, radii, skin, mask, active, st_n, st_t, out_p, out_v, out_c)
 
 
 def collide_and_slide(env, positions: np.ndarray, velocities: np.ndarray, dt: float, radius,

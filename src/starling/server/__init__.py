@@ -4,8 +4,8 @@
 same application for tests and embedding. The wire format is in
 ``docs/protocol.md`` and :mod:`starling.server.protocol`.
 """
-from .app import create_app, serve
+from .app import BackgroundServer, create_app, serve
 from .protocol import FrameEncoder, decode_frame, parse_client_message
 from .runner import SimulationRunner
 
-__all__ = ["create_app", "serve", "FrameEncoder", "decode_frame", "parse_client_message", "SimulationRunner"]
+__all__ = ["BackgroundServer", "create_app", "serve", "FrameEncoder", "decode_frame", "parse_client_message", "SimulationRunner"]

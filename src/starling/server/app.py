@@ -15,6 +15,7 @@ import itertools
 import json
 import logging
 import threading
+import time
 import webbrowser
 from collections import deque
 from contextlib import asynccontextmanager
@@ -274,6 +275,54 @@ def create_app(
     return app
 
 
+def _uvicorn_config(app: FastAPI, host: str, port: int):
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        ws_max_size=WS_MAX_BYTES,
+        ws_per_message_deflate=False,  # compressing megabyte frames would cost more than sending them
+        lifespan="on",
+    )
+
+
+class BackgroundServer:
+    """Serve an app from a daemon thread (notebooks, scripts, the browser tests).
+
+    ``port=0`` picks a free port; :attr:`url` is known once the constructor returns.
+    """
+
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, startup_timeout: float = 60.0) -> None:
+        import uvicorn
+
+        self.app = app
+        self.server = uvicorn.Server(_uvicorn_config(app, host, port))
+        self.thread = threading.Thread(target=self.server.run, name="starling-http", daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + startup_timeout
+        while not self.server.started:
+            if not self.thread.is_alive():
+                raise RuntimeError(f"the server could not start on {host}:{port}")
+            if time.monotonic() > deadline:
+                raise TimeoutError("the server did not start in time")
+            time.sleep(0.02)
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://{host}:{self.port}/"
+
+    def stop(self, timeout: float = 15.0) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout)
+
+    def __enter__(self) -> "BackgroundServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
 def serve(
     scenario: str,
     host: str = "127.0.0.1",
@@ -290,22 +339,13 @@ def serve(
     import uvicorn
 
     app = create_app(scenario, realtime=realtime, overrides=overrides)
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        ws_max_size=WS_MAX_BYTES,
-        ws_per_message_deflate=False,  # compressing megabyte frames would cost more than sending them
-        lifespan="on",
-    )
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(_uvicorn_config(app, host, port))
 
     def announce() -> None:
         while not server.started:
             if server.should_exit:
                 return
-            threading.Event().wait(0.05)
+            time.sleep(0.05)
         bound = port
         for srv in getattr(server, "servers", []):
             for sock in srv.sockets:

@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from ..world import World
+from ..world.population import agent_tuple_type
 from .mergers import merge
 from .queries.pairs import PairGeometry
 from .registry import BehaviorSpec, get_behavior
@@ -251,7 +252,7 @@ class SpeciesPipeline:
         return group.targets.index(self.name)
 
     def _gather(self, world: World, group: NeighborGroup):
-        """Concatenate the core arrays of every target species' rows that pass the tag filters."""
+        """Concatenate the arrays of every target species' rows that pass the tag filters."""
         parts = []
         for t, name in enumerate(group.targets):
             target = world.population(name)
@@ -264,9 +265,12 @@ class SpeciesPipeline:
             parts.append((t, rows, target))
         species_idx = np.concatenate([np.full(r.size, t, np.int16) for t, r, _ in parts]) if parts else np.zeros(0, np.int16)
         rows = np.concatenate([r for _, r, _ in parts]).astype(np.int64) if parts else np.zeros(0, np.int64)
-        others = CoreAgents(*(
+        # components every target has travel too (food on apples and carcasses, loudness on sounds, …)
+        common = set.intersection(*(set(p.component_names) for _, _, p in parts)) if parts else set()
+        fields = agent_tuple_type(common) if common else CoreAgents
+        others = fields(*(
             np.ascontiguousarray(np.concatenate([getattr(p, f)[r] for _, r, p in parts]))
-            for f in CoreAgents._fields
+            for f in fields._fields
         ))
         return others, species_idx, rows
 

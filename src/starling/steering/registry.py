@@ -226,3 +226,4 @@ def _load_builtins() -> None:
     from . import behaviors as _b  # noqa: F401
     from ..motion import movers as _m  # noqa: F401
     from .. import systems as _s  # noqa: F401
+    from .. import ecology as _e  # noqa: F401

@@ -194,7 +194,8 @@ def _frame(fx, fy, fz, ux, uy, uz, mode):
 @njit(cache=True, error_model="numpy", nogil=True)
 def _fill(k, pos, fwd, up, pattern, offset, mode, out_o, out_d):
     count = pattern.shape[0]
-    ui = k if up.shape[0] > 1 else 0
+    k = np.int64(k)
+    ui = k if up.shape[0] > 1 else np.int64(0)
     lx, ly, lz, vx, vy, vz, fx, fy, fz = _frame(
         np.float64(fwd[k, 0]), np.float64(fwd[k, 1]), np.float64(fwd[k, 2]),
         np.float64(up[ui, 0]), np.float64(up[ui, 1]), np.float64(up[ui, 2]), mode,

@@ -1,0 +1,73 @@
+"""Food, bites and catches (thesis 11.1.4–11.1.5, 11.2.3–11.2.4).
+
+Anything with a ``food`` component (how much is left) and a ``nutrition`` component (how
+much a unit of it is worth) is food: apples, carcasses, and any species configured with
+``[species.ecology.food]`` (fish are food for sharks). An eater has a mouth; after every
+step each eater that is not chewing and is hungry enough looks for food within ``reach``
+of its mouth:
+
+* **prey** (living animals it hunts) is *caught*: the prey dies, the eater counts a
+  catch and takes one bite of it; what is left of the prey becomes its carcass if its
+  species has one configured;
+* **food** items are *bitten*: a bite takes ``min(bite, food left)``; an item whose food
+  reaches zero disappears (a living animal eaten up dies).
+
+A bite lowers the eater's hunger by ``amount · nutrition · satiation`` and starts
+``chew_time`` seconds of chewing, during which it does not bite again and
+``avoid_when_eating`` keeps it away from its fellows. Bites are resolved in a fixed
+order (species, then row), so the outcome does not depend on thread count.
+"""
+from typing import Literal, Optional
+
+import numpy as np
+from pydantic import Field
+
+from ..steering.params import StrictModel
+from ..steering.queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors
+from .variation import num
+
+
+class EatingConfig(StrictModel):
+    """What this species eats and how it bites."""
+
+    food: list[str] = Field(default_factory=list,
+                            description="Populations bitten as food (e.g. 'apple', 'carcass', a species with body food).")
+    food_tags: list[str] = Field(default_factory=list, description="Only food items carrying one of these tags.")
+    prey: list[str] = Field(default_factory=list, description="Species caught (killed) on contact with the mouth.")
+    bite: num(gt=0) = Field(0.2, description="Food taken by one bite, food units.")
+    chew_time: num(ge=0) = Field(1.0, description="Seconds of chewing after a bite (no new bites meanwhile).")
+    min_hunger: num(ge=0, le=1) = Field(0.0, description="Does not eat unless at least this hungry.")
+
+
+class BodyFoodConfig(StrictModel):
+    """This species as food: what a bite of one of its animals is worth."""
+
+    amount: num(gt=0) = Field(1.0, description="Food in one animal, food units.")
+    nutrition: num(ge=0) = Field(1.0, description="Worth of one unit of it.")
+
+
+class CarcassConfig(StrictModel):
+    """What a dead animal leaves behind (thesis 11.1.2: shot animals fall; 11.3.1: dead sharks are food)."""
+
+    tag: Optional[str] = Field(None, description="Tag of the carcass (default 'dead_<species>').")
+    food: Optional[num(ge=0)] = Field(None, description="Food in the carcass (default: the body food amount, or 1).")
+    buoyancy: Literal["float", "sink"] = Field("sink", description="Floats at the water surface or sinks to the ground.")
+    lifetime: Optional[float] = Field(None, gt=0, description="Seconds until it is gone (none: until eaten).")
+
+
+def nearest_within(points: np.ndarray, targets: np.ndarray, radius: float, out: Optional[Neighbors] = None):
+    """Index of the nearest target within ``radius`` of each point (−1 if none) and its distance."""
+    n = len(points)
+    if n == 0 or len(targets) == 0 or radius <= 0:
+        return np.full(n, -1, np.int64), np.full(n, np.inf, np.float32), out
+    spec = NeighborQuerySpec(max_distance=float(radius), k=1, fov_deg=360.0)
+    zero = np.zeros_like(points)
+    out = find_neighbors(points, zero, targets, spec, out=out)
+    idx = out.index[:n, 0].astype(np.int64)
+    dist = out.distance[:n, 0].copy()
+    return idx, dist, out
+
+
+def bite_amount(food_left: float, bite: float) -> float:
+    """A bite never takes more than is left."""
+    return float(min(max(food_left, 0.0), bite))

@@ -1,0 +1,70 @@
+"""Sounds (thesis 11.2.5): short-lived entities that animals hear and avoid.
+
+A sound is spawned at a point with a ``loudness`` (1 = a gunshot at the muzzle). It is
+a sphere whose radius grows at ``speed`` m/s up to ``range · loudness`` metres; after
+``lifetime`` seconds it is gone. An animal *hears* it while the animal is inside the
+sphere: the ``avoid_sound`` behaviour steers away (the louder and the closer, the
+more), and brains see the ``heard_sound`` event.
+
+Sounds live in the ``sound`` population (components ``loudness``, ``sound_radius``,
+``sound_age``, ``sound_lifetime``) so that neighbour groups target them like any
+species: ``query = { targets = ["sound"], max_distance = 15 }``.
+"""
+import numpy as np
+from pydantic import Field
+
+from ..steering.params import StrictModel
+
+SOUND = "sound"
+COMPONENTS = {"loudness": 1.0, "sound_radius": 0.0, "sound_age": 0.0, "sound_lifetime": 1.0, "sound_range": 1.0}
+
+
+class SoundsConfig(StrictModel):
+    """How sounds spread and fade."""
+
+    speed: float = Field(60.0, gt=0, description="Speed at which the sphere grows, m/s.")
+    range: float = Field(40.0, gt=0, description="Largest radius of a sound of loudness 1, m.")
+    lifetime: float = Field(1.5, gt=0, description="Seconds until a sound is gone.")
+
+
+def spawn_sound(commands, position, loudness: float, cfg: SoundsConfig, lifetime=None) -> None:
+    """Queue one sound at ``position`` (it appears when the command buffer is applied)."""
+    life = cfg.lifetime if lifetime is None else float(lifetime)
+    if not life > 0:
+        raise ValueError(f"lifetime: a sound must live a positive time, not {life}")
+    if not loudness > 0:
+        raise ValueError(f"loudness: must be > 0, not {loudness}")
+    commands.spawn(SOUND, np.asarray(position, np.float32).reshape(1, 3), components={
+        "loudness": np.float32([loudness]),
+        "sound_radius": np.float32([0.0]),
+        "sound_age": np.float32([0.0]),
+        "sound_lifetime": np.float32([life]),
+        "sound_range": np.float32([cfg.range * loudness]),
+    })
+
+
+def advance(pop, speed: float, dt: float) -> np.ndarray:
+    """Age every sound by ``dt``, grow its sphere; returns the uids whose lifetime is over."""
+    if pop.n == 0:
+        return np.zeros(0, np.int64)
+    age = pop.component("sound_age")
+    age += dt
+    radius = pop.component("sound_radius")
+    radius[:] = np.minimum(speed * age, pop.component("sound_range"))
+    return pop.uid[age >= pop.component("sound_lifetime") - 1e-9].copy()
+
+
+def heard(position: np.ndarray, pop) -> np.ndarray:
+    """Which of ``position`` are inside at least one sound's sphere (bool per point)."""
+    n = len(position)
+    out = np.zeros(n, bool)
+    if pop.n == 0 or n == 0:
+        return out
+    centres = pop.position.astype(np.float64)
+    radius = pop.component("sound_radius").astype(np.float64)
+    for c, r in zip(centres, radius):
+        if r <= 0:
+            continue
+        d2 = np.einsum("ij,ij->i", position - c, position - c)
+        out |= d2 <= r * r
+    return out

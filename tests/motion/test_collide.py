@@ -1,0 +1,191 @@
+"""Collide and slide (seed 000, 7.2.2): sliding, creases, corners, tunnelling, depenetration."""
+
+import numpy as np
+import pytest
+
+from starling.environment import Environment, Heightfield
+from starling.environment.builders import pasture_config
+from starling.motion.collide import BACKOFF, DEFAULT_SKIN_WIDTH, SlideResult, collide_and_slide
+
+R = 0.5
+SKIN = DEFAULT_SKIN_WIDTH
+REST = R + SKIN * (1 + BACKOFF)  # distance of a resting centre from the surface
+
+
+def _run(env, p0, v, dt, steps, radius=R, **kw):
+    """Positions (steps + 1, 3), velocities (steps, 3) and contacts of one sphere pushed by a constant ``v``."""
+    p = np.array([p0], np.float32)
+    vel = np.array([v], np.float32)
+    traj, vels, contacts = [p[0].astype(np.float64)], [], []
+    for _ in range(steps):
+        res = collide_and_slide(env, p, vel, dt, radius, **kw)
+        p = res.positions.copy()
+        traj.append(p[0].astype(np.float64))
+        vels.append(res.velocities[0].astype(np.float64))
+        contacts.append(int(res.contacts[0]))
+    return np.array(traj), np.array(vels), contacts
+
+
+def _walls_corner():
+    # two walls meeting at a right angle: the face x = 1 and the face z = 1
+    return Environment.from_config({"shapes": [
+        {"kind": "box", "min_corner": (1, -5, -10), "max_corner": (1.5, 5, 10)},
+        {"kind": "box", "min_corner": (-10, -5, 1), "max_corner": (10, 5, 1.5)},
+    ]})
+
+
+def test_sphere_driven_into_a_corner_slides_along_the_crease_without_entering_or_jitter():
+    env = _walls_corner()
+    v = (1.0, 0.5, 0.8)  # into both walls and up along their crease
+    dt = 0.05
+    traj, vels, _ = _run(env, (0.0, 0.0, 0.0), v, dt, 60)
+    assert not env.is_inside_solid(traj, radius=R).any()
+    # monotonic in every coordinate: no bouncing between the walls
+    steps = np.diff(traj, axis=0)
+    assert np.all(steps >= -1e-6)
+    # pinned in the corner, a skin width from both walls ...
+    assert np.allclose(traj[-1, [0, 2]], 1 - REST, atol=1e-5)
+    # ... while still sliding up the crease at the velocity's crease component
+    assert np.allclose(steps[-20:, 1], v[1] * dt, atol=1e-5)
+    assert np.allclose(steps[-20:, [0, 2]], 0.0, atol=1e-6)
+    assert np.allclose(vels[-1], [0.0, v[1], 0.0], atol=1e-6)
+
+
+def test_sphere_in_an_acute_v_corner_ends_at_the_apex_and_stays_there():
+    # two walls at +-30 degrees from +z meeting at the apex (0, 0, 10); the sphere comes from -z, slightly off axis
+    half = (0.25, 5.0, 8.0)
+    walls = []
+    for sign in (-1, 1):
+        yaw = sign * 30.0
+        direction = np.array([np.sin(np.radians(yaw)), 0.0, np.cos(np.radians(yaw))])
+        outward = np.array([np.cos(np.radians(yaw)), 0.0, -np.sin(np.radians(yaw))]) * -sign
+        center = np.array([0.0, 0.0, 10.0]) - direction * half[2] + outward * half[0]
+        walls.append({"kind": "box", "center": tuple(center), "half_extents": half, "yaw_pitch_roll_deg": (yaw, 0, 0)})
+    env = Environment.from_config({"shapes": walls})
+    traj, vels, _ = _run(env, (0.3, 0.0, 3.0), (0.2, 0.0, 2.0), 0.1, 80)
+    assert not env.is_inside_solid(traj, radius=R).any()
+    assert np.all(np.diff(traj[:, 2]) >= -1e-6)  # never pushed back along the corridor
+    final = traj[-1]
+    # at the apex: on the axis (up to the backoff) and about a skin width from both walls
+    assert abs(final[0]) < SKIN
+    gap = (10 - final[2]) * np.sin(np.radians(30))  # distance from the walls were it exactly on the axis
+    assert R + SKIN - 1e-3 <= gap <= REST + 1e-3
+    assert not env.is_inside_solid(final[None], radius=R + SKIN / 2)[0]
+    assert np.allclose(traj[-10:], final, atol=1e-6)  # at rest, no jitter
+    assert np.allclose(vels[-1], 0.0, atol=1e-6)
+
+
+def test_sliding_along_a_wall_keeps_the_tangential_motion():
+    env = Environment.from_config({"shapes": [{"kind": "box", "min_corner": (1, -5, -50), "max_corner": (2, 5, 50)}]})
+    v = (2.0, 0.0, 3.0)
+    traj, vels, contacts = _run(env, (0.0, 0.0, 0.0), v, 0.1, 12)
+    touching = np.isclose(traj[:, 0], 1 - REST, atol=1e-5)
+    assert touching[-8:].all()
+    assert np.allclose(np.diff(traj[-8:, 2]), 0.3, atol=1e-5)
+    assert np.allclose(vels[-1], [0.0, 0.0, 3.0], atol=1e-6)
+    assert contacts[-1] == 1
+
+
+@pytest.mark.parametrize("direction", [(0.0, 0.0, 1.0), (0.3, 0.2, 1.0), (0.99, 0.0, 0.14)])
+def test_a_fast_sphere_does_not_tunnel_through_a_thin_box(direction):
+    env = Environment.from_config({"shapes": [
+        {"kind": "box", "center": (0, 0, 5), "half_extents": (5000, 5000, 0.005), "yaw_pitch_roll_deg": (0, 0, 0)},
+    ]})
+    d = np.array(direction) / np.linalg.norm(direction)
+    radius = 0.1
+    traj, _, _ = _run(env, (0.0, 0.0, 0.0), tuple(d * 400.0), 0.05, 5, radius=radius)  # 20 m per step
+    assert np.all(traj[:, 2] <= 5 - 0.005 - radius + 1e-5)
+    assert not env.is_inside_solid(traj, radius=radius).any()
+
+
+def test_a_fast_sphere_does_not_tunnel_through_a_single_mesh_triangle_or_the_terrain():
+    quad = np.array([[[-50, -50, 3], [50, -50, 3], [0, 60, 3]]], dtype=np.float64)
+    terrain = Heightfield.from_heights(np.zeros((11, 11)), -50, -50, 50, 50)
+    env = Environment.from_parts(triangles=quad, terrain=terrain)
+    radius = 0.2
+    traj, _, _ = _run(env, (0.0, 1.0, 0.0), (5.0, 0.0, 300.0), 0.1, 3, radius=radius)
+    assert np.all(traj[:, 2] <= 3 - radius + 1e-5)
+    traj, _, _ = _run(env, (0.0, 1.0, -10.0), (30.0, -500.0, 0.0), 0.1, 3, radius=radius)
+    assert np.all(traj[:, 1] >= radius + SKIN - 1e-5)
+
+
+def test_a_sphere_starting_inside_a_box_is_pushed_out_through_the_nearest_face():
+    env = Environment.from_config({"shapes": [{"kind": "box", "min_corner": (-5, -5, -5), "max_corner": (5, 0, 5)}]})
+    res = collide_and_slide(env, np.array([[1.0, -0.3, 2.0]]), np.zeros((1, 3)), 0.1, R)
+    assert np.allclose(res.positions[0], [1.0, REST, 2.0], atol=1e-5)
+    # a sphere merely overlapping a plane is pushed out along its normal
+    env = Environment.from_config({"shapes": [{"kind": "plane", "point": (0, 0, 0), "normal": (0, 1, 1)}]})
+    res = collide_and_slide(env, np.array([[0.0, 0.1, 0.0]]), np.zeros((1, 3)), 0.1, R)
+    n = np.array([0, 1, 1]) / np.sqrt(2)
+    assert np.isclose(res.positions[0] @ n, REST, atol=1e-5)
+
+
+def test_sliding_over_flat_triangulated_ground_never_catches_on_internal_edges():
+    terrain = Heightfield.from_heights(np.zeros((41, 41)), -20, -20, 20, 20)
+    env = Environment.from_parts(terrain=terrain)
+    v = (3.0, -0.5, 2.0)  # pressing into the ground while moving across many cell edges and diagonals
+    dt = 0.05
+    traj, vels, _ = _run(env, (-10.0, REST, -10.0), v, dt, 100)
+    steps = np.diff(traj, axis=0)
+    assert np.allclose(steps[:, 0], v[0] * dt, atol=1e-5)
+    assert np.allclose(steps[:, 2], v[2] * dt, atol=1e-5)
+    assert np.allclose(traj[:, 1], REST, atol=1e-5)
+    assert np.allclose(vels[-1], [3.0, 0.0, 2.0], atol=1e-6)
+
+
+def test_walking_over_hilly_terrain_never_sinks_below_the_surface():
+    cfg = {"terrain": {"size": (60, 60), "resolution": (61, 61),
+                       "hills": [{"center": (5, 5), "radius": 15, "height": 4}, {"center": (-10, 8), "radius": 8,
+                                                                                "height": -2}]}}
+    env = Environment.from_config(cfg)
+    p0 = (-20.0, float(env.height_at(-20.0, -15.0)) + 1.0, -15.0)
+    traj, _, _ = _run(env, p0, (2.0, -3.0, 1.5), 0.05, 300)
+    assert not env.is_inside_solid(traj, radius=R).any()
+    gap = traj[:, 1] - env.height_at(traj[:, 0], traj[:, 2])
+    assert gap.min() >= R - 1e-4  # never closer vertically than the radius (the slope makes it larger)
+    assert traj[-1, 0] - traj[0, 0] > 20  # it kept going over the hills, not stuck
+
+
+def test_batched_kernels_agree_and_no_sphere_ever_enters_a_solid_in_a_busy_pasture():
+    env = Environment.from_config(pasture_config(size=96, resolution=97, obstacles=150, seed=2))
+    rng = np.random.default_rng(0)
+    n = 3000
+    xz = rng.uniform(-35, 35, (n, 2))
+    y = env.height_at(xz[:, 0], xz[:, 1]) + rng.uniform(0.3, 3.0, n)
+    pos = np.column_stack([xz[:, 0], y, xz[:, 1]]).astype(np.float32)
+    vel = rng.normal(scale=4.0, size=(n, 3)).astype(np.float32)
+    radius = rng.uniform(0.2, 0.6, n)
+    start_inside = env.is_inside_solid(pos, radius=radius)
+    a = collide_and_slide(env, pos, vel, 0.1, radius, parallel=False)
+    b = collide_and_slide(env, pos, vel, 0.1, radius, parallel=True)
+    assert np.array_equal(a.positions, b.positions) and np.array_equal(a.velocities, b.velocities)
+    assert np.array_equal(a.contacts, b.contacts)
+    clear = ~env.is_inside_solid(pos, radius=radius + SKIN)  # not even within the skin of a surface
+    moved_freely = (a.contacts == 0) & clear
+    assert np.allclose(a.positions[moved_freely], pos[moved_freely] + vel[moved_freely] * 0.1, atol=1e-4)
+    # random spawns overlap obstacles; depenetration frees nearly all of them in one step (a sphere wedged
+    # between two surfaces closer than its diameter cannot be freed by pushing along their normals)
+    end_inside = env.is_inside_solid(a.positions, radius=radius)
+    assert start_inside.sum() > 100 and end_inside.sum() <= 0.02 * start_inside.sum()
+    assert not (end_inside & ~start_inside).any()
+    # then, under random pushes, nobody outside ever gets in
+    p = a.positions.copy()
+    for _ in range(15):
+        res = collide_and_slide(env, p, rng.normal(scale=6.0, size=(n, 3)).astype(np.float32), 0.1, radius)
+        was_inside = env.is_inside_solid(p, radius=radius)
+        assert not (env.is_inside_solid(res.positions, radius=radius) & ~was_inside).any()
+        p = res.positions.copy()
+
+
+def test_inactive_rows_pass_through_and_outputs_can_be_reused_in_place():
+    env = Environment.from_config({"shapes": [{"kind": "plane"}]})
+    pos = np.array([[0, 1, 0], [0, 1, 0]], np.float32)
+    vel = np.array([[0, -100, 0], [0, -100, 0]], np.float32)
+    res = collide_and_slide(env, pos, vel, 0.1, R, active=np.array([True, False]))
+    assert np.allclose(res.positions[0], [0, REST, 0], atol=1e-6)
+    assert np.allclose(res.positions[1], [0, 1, 0]) and np.allclose(res.velocities[1], [0, -100, 0])
+    out = SlideResult(pos, vel, np.zeros(2, np.int8))
+    collide_and_slide(env, pos, vel, 0.1, R, out=out)
+    assert np.allclose(pos[:, 1], REST, atol=1e-6) and np.allclose(vel, 0.0)
+    with pytest.raises(ValueError, match="radius"):
+        collide_and_slide(env, pos, vel, 0.1, np.ones(3))
