@@ -66,7 +66,9 @@ def time_queries(
     function to a few seconds (many repeats for small ``n``, few for 1e6).
     Warm-up calls run first and are not timed (they also trigger Numba's
     compilation or cache load).  Keys: ``median_ms``, ``p95_ms``, ``mean_ms``,
-    ``min_ms``, ``max_ms``, ``per_animal_us`` (median / n), ``mean_count``
+    ``min_ms``, ``max_ms``, ``per_animal_us`` (median / n), ``cpu_median_ms``
+    (process CPU time, all threads, per call: on a busy machine it separates
+    our work from waiting for a core), ``mean_count``
     (neighbours per animal), ``overflow_fraction`` (animals with more candidates
     than ``k``), ``side``, ``threads``, and the parameters.
     """
@@ -82,10 +84,13 @@ def time_queries(
     for _ in range(warmup):
         find_neighbors(position, forward, position, spec, exclude_self=True, box=box, out=out)
     times = np.empty(repeats)
+    cpu = np.empty(repeats)
     for r in range(repeats):
+        c0 = time.process_time()
         t0 = time.perf_counter()
         find_neighbors(position, forward, position, spec, exclude_self=True, box=box, out=out)
         times[r] = time.perf_counter() - t0
+        cpu[r] = time.process_time() - c0
     ms = times * 1e3
     median = float(np.median(ms))
     return {
@@ -107,6 +112,7 @@ def time_queries(
         "min_ms": float(ms.min()),
         "max_ms": float(ms.max()),
         "per_animal_us": median * 1e3 / max(n, 1),
+        "cpu_median_ms": float(np.median(cpu)) * 1e3,
         "mean_count": float(out.count.mean()) if n else 0.0,
         "overflow_fraction": float((out.overflow > 0).mean()) if n else 0.0,
     }

@@ -10,7 +10,10 @@ of ``fov_deg`` degrees reaching ``max_distance`` metres, against the terrain, ob
 the ray query of the thesis' obstacle avoidance.
 
 One timed call is one batched :func:`~starling.environment.raycast.cast_rays` into preallocated outputs
-(what a simulation step pays); ray generation is timed separately.  Run it as a script::
+(what a simulation step pays); ray generation is timed separately.  Besides wall-clock times with all of
+Numba's threads, the serial kernel's CPU time (``time.thread_time``) is reported: on a shared machine the
+wall clock measures the neighbours as much as the code, the thread's CPU time much less so.  Run it as a
+script::
 
     .venv/bin/python benchmarks/raycast.py            # the 100k x 8 target
     .venv/bin/python benchmarks/raycast.py --animals 10000 --repeats 5
@@ -50,9 +53,10 @@ def time_raycasts(n_animals: int = 100_000, rays_per_animal: int = 8, obstacles:
                   warmup: int = 2, seed: int = 0) -> dict:
     """Median time of one batched cast of ``n_animals * rays_per_animal`` rays on the pasture.
 
-    Returns a dict with the configuration, ``median_ms`` / ``p95_ms`` / ``min_ms`` of the cast, ``rays_per_s``
-    (from the median), ``generate_median_ms`` (ray generation), ``hit_fraction``, the scene's shape counts
-    and ``threads`` (Numba's thread count).
+    Returns a dict with the configuration, ``median_ms`` / ``p95_ms`` / ``min_ms`` of the cast (wall clock,
+    all threads), ``rays_per_s`` (from the median), ``serial_cpu_ms`` / ``serial_rays_per_cpu_s`` (the serial
+    kernel's CPU time: one core's throughput), ``generate_median_ms`` (ray generation), ``hit_fraction``,
+    ``hits_by_layer``, the scene's shape counts and ``threads`` (Numba's thread count).
     """
     env = Environment.from_config(pasture_config(size=size, resolution=resolution, obstacles=obstacles, seed=seed))
     region = default_scatter_region(pasture_config(size=size, resolution=resolution, obstacles=0, seed=seed).terrain)
@@ -77,8 +81,14 @@ def time_raycasts(n_animals: int = 100_000, rays_per_animal: int = 8, obstacles:
         t2 = time.perf_counter()
         gen_samples.append(t1 - t0)
         cast_samples.append(t2 - t1)
+    cpu_samples = []
+    for _ in range(max(3, repeats // 3)):
+        t0 = time.thread_time()
+        cast_rays(env, rays.origins, rays.directions, rays.max_distance, mask, out=out, parallel=False)
+        cpu_samples.append(time.thread_time() - t0)
     cast_ms = np.asarray(cast_samples) * 1e3
     gen_ms = np.asarray(gen_samples) * 1e3
+    cpu_ms = float(np.median(cpu_samples)) * 1e3
     n_rays = rays.origins.shape[0]
     a = env.arrays
     return {
@@ -95,6 +105,8 @@ def time_raycasts(n_animals: int = 100_000, rays_per_animal: int = 8, obstacles:
         "p95_ms": round(float(np.percentile(cast_ms, 95)), 3),
         "min_ms": round(float(cast_ms.min()), 3),
         "rays_per_s": round(n_rays / (float(np.median(cast_ms)) / 1e3)),
+        "serial_cpu_ms": round(cpu_ms, 3),
+        "serial_rays_per_cpu_s": round(n_rays / (cpu_ms / 1e3)),
         "generate_median_ms": round(float(np.median(gen_ms)), 3),
         "hit_fraction": round(float(out.hit.mean()), 4),
         "hits_by_layer": {env.layers.name(int(k)): int(v) for k, v in zip(*np.unique(out.layer[out.hit],

@@ -159,7 +159,9 @@ def brute_force_cast(env, origins, dirs, max_distance, mask):
         tr = env.terrain
         terrain_tris = heightfield_triangles(tr.heights, tr.x0, tr.z0, tr.dx, tr.dz)
         terrain_normals = triangle_normals(terrain_tris)
-    mesh_tris = np.stack([a.tri_v0, a.tri_v0 + a.tri_e1, a.tri_v0 + a.tri_e2], axis=1) if len(a.tri_v0) else None
+    tri_v0, tri_e1, tri_e2, tri_n = a.tri_f[:, 0:3], a.tri_f[:, 3:6], a.tri_f[:, 6:9], a.tri_f[:, 9:12]
+    tri_l = a.tri_i[:, 0]
+    mesh_tris = np.stack([tri_v0, tri_v0 + tri_e1, tri_v0 + tri_e2], axis=1) if len(tri_v0) else None
     for k in range(n):
         tmax = float(max_distance[k])
         o = origins[k].astype(np.float64)
@@ -172,7 +174,7 @@ def brute_force_cast(env, origins, dirs, max_distance, mask):
                 cands.append((t, nn, a.sph_l[i]))
         for i in range(len(a.box_h)):
             if (mask >> int(a.box_l[i])) & 1:
-                t, *nn = P.ray_box(*o, *d, tmax, *a.box_c[i], a.box_rot[i], *a.box_h[i])
+                t, *nn = P.ray_box(*o, *d, tmax, *a.box_c[i], P.rot9(a.box_rot[i]), *a.box_h[i])
                 cands.append((t, nn, a.box_l[i]))
         for i in range(len(a.cap_r)):
             if (mask >> int(a.cap_l[i])) & 1:
@@ -182,13 +184,14 @@ def brute_force_cast(env, origins, dirs, max_distance, mask):
             if (mask >> int(a.cyl_l[i])) & 1:
                 t, *nn = P.ray_cylinder(*o, *d, tmax, *a.cyl_a[i], *a.cyl_u[i], a.cyl_h[i], a.cyl_r[i])
                 cands.append((t, nn, a.cyl_l[i]))
-        for i in range(len(a.pl_n)):
-            if (mask >> int(a.pl_l[i])) & 1:
-                denom = d @ a.pl_n[i]
+        for i in range(len(a.pl_f)):
+            if (mask >> int(a.pl_i[i])) & 1:
+                p0, pn = a.pl_f[i, :3], a.pl_f[i, 3:]
+                denom = d @ pn
                 if denom != 0:
-                    t = ((a.pl_p[i] - o) @ a.pl_n[i]) / denom
+                    t = ((p0 - o) @ pn) / denom
                     if 0 <= t <= tmax:
-                        cands.append((t, a.pl_n[i], a.pl_l[i]))
+                        cands.append((t, pn, a.pl_i[i]))
         w = env.water
         for i in range(len(w)):
             if (mask >> int(w.layer[i])) & 1 and d[1] != 0:
@@ -207,11 +210,11 @@ def brute_force_cast(env, origins, dirs, max_distance, mask):
             if i >= 0:
                 cands.append((t, terrain_normals[i], env.terrain.layer))
         if mesh_tris is not None:
-            sel = np.flatnonzero((mask >> a.tri_l.astype(np.int64)) & 1)
+            sel = np.flatnonzero((mask >> tri_l.astype(np.int64)) & 1)
             if len(sel):
                 t, i = moller_trumbore_all(o, d, mesh_tris[sel], tmax)
                 if i >= 0:
-                    cands.append((t, a.tri_n[sel[i]], a.tri_l[sel[i]]))
+                    cands.append((t, tri_n[sel[i]], tri_l[sel[i]]))
         cands = [c for c in cands if np.isfinite(c[0])]
         if cands:
             t, nn, lay = min(cands, key=lambda c: c[0])

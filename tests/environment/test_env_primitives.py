@@ -21,6 +21,7 @@ def _shapes(rng):
     c = rng.uniform(-1, 1, 3)
     r = rng.uniform(0.5, 1.5)
     rot = P.rotation_from_ypr(*rng.uniform(-180, 180, 3))
+    r9 = P.rot9(rot)
     h = rng.uniform(0.3, 1.5, 3)
     a = rng.uniform(-1, 1, 3)
     b = a + random_unit(rng, 1)[0] * rng.uniform(0.5, 2.0)
@@ -34,9 +35,9 @@ def _shapes(rng):
          lambda p: P.sd_sphere(*p, *c, r),
          lambda o, d, tm, rs: P.sweep_sphere(*o, *d, tm, rs, *c, r), c),
         ("box", lambda p: sdf_box(p, c, rot, h),
-         lambda o, d, tm: P.ray_box(*o, *d, tm, *c, rot, *h),
-         lambda p: P.sd_box(*p, *c, rot, *h),
-         lambda o, d, tm, rs: P.sweep_box(*o, *d, tm, rs, *c, rot, *h), c),
+         lambda o, d, tm: P.ray_box(*o, *d, tm, *c, r9, *h),
+         lambda p: P.sd_box(*p, *c, r9, *h),
+         lambda o, d, tm, rs: P.sweep_box(*o, *d, tm, rs, *c, r9, *h), c),
         ("capsule", lambda p: sdf_capsule(p, a, b, cr),
          lambda o, d, tm: P.ray_capsule(*o, *d, tm, *a, *b, cr),
          lambda p: P.sd_capsule(*p, *a, *b, cr),

@@ -220,8 +220,8 @@ def test_meshes_load_from_common_formats_with_their_transform(tmp_path, ext):
         "layer": "environment",
     }])
     env = Environment.from_config(cfg, base_dir=tmp_path)
-    assert len(env.arrays.tri_n) == 12
-    assert bool(env.arrays.mesh_solid[0])  # a closed box is watertight, hence solid
+    assert len(env.arrays.tri_f) == 12
+    assert bool(env.arrays.mesh_i[0, 0])  # a closed box is watertight, hence solid
     # the transformed box spans x in 5 +- 3 (z extent 3 * 2 / 2 after the yaw), y in 1 +- 1, z in -2 +- 2
     lo, hi = env.bounds
     assert np.allclose(lo, [2.0, 0.0, -4.0], atol=1e-5) and np.allclose(hi, [8.0, 2.0, 0.0], atol=1e-5)
@@ -381,3 +381,37 @@ def test_sphere_cast_matches_tracing_over_terrain_mesh_and_primitives():
         c = o64[k] + res.distance[k] * d64[k]
         assert np.allclose(res.normal[k], numeric_gradient(lambda p: dist(p), c), atol=1e-3)
         assert np.allclose(np.linalg.norm(c - res.point[k]), rs, atol=1e-4)
+
+
+def test_infinite_and_zero_length_rays_and_zero_directions_are_handled():
+    env = _mixed_scene(0)
+    o = np.array([[1.0, 30.0, 2.0], [1.0, 30.0, 2.0], [0.0, 2.0, 0.0], [3.0, 3.0, 3.0]], np.float32)
+    d = np.array([[0, -1, 0], [1, 0, 0], [0, 0, 0], [0, 1, 0]], np.float32)
+    res = cast_rays(env, o, d, np.array([np.inf, np.inf, 5.0, 0.0], np.float32))
+    assert res.hit[0] and np.isfinite(res.distance[0]) and np.all(np.isfinite(res.point))
+    assert not res.hit[2] and res.layer[2] == -1  # a zero direction hits nothing
+    ref = brute_force_cast(env, o[:2], d[:2].astype(np.float64), 1e9, ALL_LAYERS)
+    assert np.array_equal(res.hit[:2], ref[0]) and np.allclose(res.distance[:2][ref[0]], ref[1][ref[0]], atol=1e-4)
+
+
+def test_no_nan_ever_leaves_the_ray_and_sphere_casts():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from starling.environment import sphere_cast
+
+    env = _mixed_scene(1)
+    coord = st.floats(-40, 40, allow_nan=False, width=32)
+    comp = st.floats(-1, 1, allow_nan=False, width=32)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.tuples(coord, coord, coord, comp, comp, comp,
+                              st.floats(0, 1e6, allow_nan=False, width=32)), min_size=1, max_size=16))
+    def check(rows):
+        a = np.array(rows, np.float32)
+        res = cast_rays(env, a[:, :3], a[:, 3:6], a[:, 6])
+        assert not np.isnan(res.distance).any() and np.isfinite(res.point).all() and np.isfinite(res.normal).all()
+        sw = sphere_cast(env, a[:, :3], a[:, 3:6], np.minimum(a[:, 6], 50), 0.3)
+        assert not np.isnan(sw.distance).any() and np.isfinite(sw.point).all() and np.isfinite(sw.normal).all()
+
+    check()

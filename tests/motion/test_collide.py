@@ -189,3 +189,23 @@ def test_inactive_rows_pass_through_and_outputs_can_be_reused_in_place():
     assert np.allclose(pos[:, 1], REST, atol=1e-6) and np.allclose(vel, 0.0)
     with pytest.raises(ValueError, match="radius"):
         collide_and_slide(env, pos, vel, 0.1, np.ones(3))
+
+
+def test_no_nan_ever_leaves_collide_and_slide():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    env = Environment.from_config(pasture_config(size=64, resolution=33, obstacles=40, seed=4))
+    coord = st.floats(-30, 30, allow_nan=False, width=32)
+    vel = st.floats(-100, 100, allow_nan=False, width=32)
+
+    @settings(max_examples=50, deadline=None)
+    @given(st.lists(st.tuples(coord, st.floats(-5, 20, allow_nan=False, width=32), coord, vel, vel, vel),
+                    min_size=1, max_size=12), st.floats(0, 0.5), st.floats(0.05, 1.0))
+    def check(rows, dt, radius):
+        a = np.array(rows, np.float32)
+        res = collide_and_slide(env, a[:, :3], a[:, 3:], dt, radius)
+        assert np.isfinite(res.positions).all() and np.isfinite(res.velocities).all()
+        assert np.all(res.contacts >= 0) and np.all(res.contacts <= 3)
+
+    check()

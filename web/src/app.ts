@@ -40,6 +40,7 @@ export class App {
   inspect: InspectMessage | null = null;
   selection: Selection | null = null;
   errors: string[] = [];
+  acks: { action: string; result?: unknown }[] = [];
   step = 0;
   time = 0;
   framesApplied = 0;
@@ -59,6 +60,8 @@ export class App {
   private lastHud = 0;
   private lastPlayerSend = 0;
   private scenarioShown = "";
+  /** Set by a new scenario: aim the camera at the animals once their first frame arrives. */
+  private frameAnimals = false;
   private readonly pointer = new THREE.Vector2();
   private pointerDown: { x: number; y: number; t: number } | null = null;
   private readonly raycaster = new THREE.Raycaster();
@@ -121,6 +124,8 @@ export class App {
         this.toast(message.message, "error");
         break;
       case "ack":
+        this.acks.push({ action: message.action, result: message.result });
+        if (this.acks.length > 50) this.acks.shift();
         if (message.action !== "move_player") this.toast(`${message.action.replace("_", " ")} ✓`, "info");
         break;
       case "pong": break;
@@ -141,6 +146,7 @@ export class App {
     this.env.set(env);
     if (changed || this.scenarioShown !== scene.scenario) {
       this.rig.frame(this.world.boundsMin, this.world.boundsMax);
+      this.frameAnimals = true;
       const c = new THREE.Vector3().addVectors(this.world.boundsMin, this.world.boundsMax).multiplyScalar(0.5);
       this.playerPosition.set(c.x, this.groundHeight(c.x, c.z), c.z);
       this.scenarioShown = scene.scenario;
@@ -269,6 +275,33 @@ export class App {
     return best;
   }
 
+  project(species: string, uid: number): { x: number; y: number } | null {
+    const layer = this.layers.find((l) => l.info.name === species);
+    const i = layer ? layer.indexOf(uid) : -1;
+    if (!layer || i < 0) return null;
+    const p = new THREE.Vector3(layer.positions[3 * i], layer.positions[3 * i + 1], layer.positions[3 * i + 2]).project(this.world.camera);
+    if (p.z > 1 || Math.abs(p.x) > 1 || Math.abs(p.y) > 1) return null;
+    const rect = this.world.canvas.getBoundingClientRect();
+    return { x: rect.left + ((p.x + 1) / 2) * rect.width, y: rect.top + ((1 - p.y) / 2) * rect.height };
+  }
+
+  /** Screen position (CSS pixels) of a species' centre of mass, or null when off screen. */
+  centroid(species: string): { x: number; y: number } | null {
+    const layer = this.layers.find((l) => l.info.name === species);
+    if (!layer || !layer.count) return null;
+    const c = new THREE.Vector3();
+    const p = layer.positions;
+    for (let i = 0; i < layer.count; i++) {
+      c.x += p[3 * i];
+      c.y += p[3 * i + 1];
+      c.z += p[3 * i + 2];
+    }
+    c.divideScalar(layer.count).project(this.world.camera);
+    if (c.z > 1 || Math.abs(c.x) > 1 || Math.abs(c.y) > 1) return null;
+    const rect = this.world.canvas.getBoundingClientRect();
+    return { x: rect.left + ((c.x + 1) / 2) * rect.width, y: rect.top + ((1 - c.y) / 2) * rect.height };
+  }
+
   private followTarget(): FollowTarget | null {
     if (!this.selection) return null;
     const layer = this.layers.find((l) => l.info.name === this.selection!.species);
@@ -391,11 +424,35 @@ export class App {
       return;
     }
     for (const block of frame.species) this.layers[block.index]?.update(block);
+    if (this.frameAnimals) {
+      this.frameAnimals = false;
+      this.frameOnAnimals();
+    }
     this.decodeMs = 0.8 * this.decodeMs + 0.2 * (performance.now() - t0);
     this.step = frame.step;
     this.time = frame.time;
     this.frameBytes = frame.byteLength;
     this.framesApplied++;
+  }
+
+  /**
+   * Aim the orbit camera at where the animals are: a flock of small birds in a
+   * large world box would otherwise start as a speck in the middle of the screen.
+   */
+  private frameOnAnimals(): void {
+    const box = new THREE.Box3();
+    let scale = 0;
+    for (const layer of this.layers) {
+      if (!layer.count) continue;
+      box.union(new THREE.Box3().setFromArray(layer.positions.subarray(0, 3 * layer.count)));
+      scale = Math.max(scale, layer.info.scale);
+    }
+    if (box.isEmpty()) return;
+    const pad = new THREE.Vector3().setScalar(Math.max(scale * 12, 5));
+    box.min.sub(pad);
+    box.max.add(pad);
+    box.intersect(new THREE.Box3(this.world.boundsMin.clone().subScalar(1), this.world.boundsMax.clone().addScalar(1)));
+    if (!box.isEmpty()) this.rig.frame(box.min, box.max);
   }
 
   private tick(): void {

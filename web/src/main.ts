@@ -29,9 +29,16 @@ export interface StarlingHook {
     selection: { species: string; uid: number } | null;
     inspect: unknown;
     errors: string[];
+    acks: { action: string; result?: unknown }[];
     camera: string;
+    metrics: Record<string, Record<string, number | null | undefined>>;
+    metricsStep: number;
   };
   selectNearestCenter(): { species: string; uid: number } | null;
+  /** Where an animal is drawn, in CSS pixels of the page (null when off screen or unknown). */
+  project(species: string, uid: number): { x: number; y: number } | null;
+  /** Where a species' centre of mass is drawn, in CSS pixels (null when off screen). */
+  centroid(species: string): { x: number; y: number } | null;
   select(species: string, uid: number): void;
   deselect(): void;
   send(message: ClientMessage): boolean;
@@ -55,9 +62,14 @@ const hook: StarlingHook = {
     selection: app.selection,
     inspect: app.inspect,
     errors: [...app.errors],
+    acks: [...app.acks],
     camera: app.rig.mode,
+    metrics: (app.status?.metrics ?? {}) as Record<string, Record<string, number | null | undefined>>,
+    metricsStep: app.status?.metrics_step ?? -1,
   }),
   selectNearestCenter: () => app.selectNearestCenter(),
+  project: (species, uid) => app.project(species, uid),
+  centroid: (species) => app.centroid(species),
   select: (species, uid) => app.select(species, uid),
   deselect: () => app.deselect(),
   send: (message) => app.send(message),

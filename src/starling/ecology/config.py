@@ -325,9 +325,10 @@ def _check_events(scenario, events, names: list, has_player: bool) -> list:
     out = []
     for e, ev in enumerate(events):
         where = f"events.{e}"
-        species = getattr(ev, "species", None)
-        if species is not None and species not in names:
-            out.append(Problem(f"{where}.species", f"unknown species {species!r}; known: {', '.join(names)}"))
+        for field in ("species", "target_species"):
+            species = getattr(ev, field, None)
+            if species is not None and species not in names:
+                out.append(Problem(f"{where}.{field}", f"unknown species {species!r}; known: {', '.join(names)}"))
         if ev.kind == "gunshot" and ev.origin is None and not has_player:
             out.append(Problem(f"{where}.origin", "needed: this scenario has no [ecology.player] to fire from"))
         if ev.kind == "apple" and ev.origin is None and not has_player:

@@ -10,7 +10,8 @@ start of the first step whose time is at or after its ``at``::
 
 Kinds:
 
-``gunshot``   the player (or ``origin``) fires toward ``target`` or along ``direction``
+``gunshot``   the player (or ``origin``) fires toward ``target``, along ``direction``, or at the
+              centre of ``target_species``
 ``sound``     a noise of ``loudness`` at ``position``
 ``apple``     an apple thrown from ``origin`` (default the player's hand) with ``velocity``,
               or so that it lands on ``target`` after ``flight_time`` seconds
@@ -43,11 +44,12 @@ class GunshotEvent(_Event):
     origin: Optional[Vec3] = Field(None, description="Muzzle position, m (default: the player's).")
     target: Optional[Vec3] = Field(None, description="Aim at this point, m.")
     direction: Optional[Vec3] = Field(None, description="Or fire along this direction.")
+    target_species: Optional[str] = Field(None, description="Or aim at the centre of this species' animals.")
 
     @model_validator(mode="after")
     def _aim(self):
-        if (self.target is None) == (self.direction is None):
-            raise ValueError("give exactly one of 'target' or 'direction'")
+        if sum(x is not None for x in (self.target, self.direction, self.target_species)) != 1:
+            raise ValueError("give exactly one of 'target', 'direction' or 'target_species'")
         if self.direction is not None and not any(self.direction):
             raise ValueError("direction must not be zero")
         return self

@@ -11,7 +11,7 @@ throws apples:
 
 * **fire**: a ray from the muzzle; the first animal whose body (a sphere of
   ``body_radius``) the ray passes through within ``range`` dies. The ray also stops at
-  the ground. A sound of ``muzzle_loudness`` starts at the muzzle and one of
+  the ground, and ``water_penetration`` metres below the water surface. A sound of ``muzzle_loudness`` starts at the muzzle and one of
   ``impact_loudness`` where the bullet stops (the animal hit, or the ground).
 * **throw_apple**: an apple appears at the hand with the given velocity and then falls.
 
@@ -35,6 +35,7 @@ class GunConfig(StrictModel):
     range: float = Field(120.0, gt=0, description="Farthest a bullet flies, m.")
     muzzle_loudness: float = Field(1.0, gt=0, description="Loudness of the shot at the muzzle.")
     impact_loudness: float = Field(0.6, gt=0, description="Loudness of the bullet's impact.")
+    water_penetration: float = Field(1.0, ge=0, description="A bullet stops this far below the water surface, m.")
 
 
 class PlayerConfig(StrictModel):

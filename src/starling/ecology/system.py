@@ -329,6 +329,7 @@ class EcologySystem(System):
         self._dying: dict[str, set] = defaultdict(set)
         self._despawned: dict[str, set] = defaultdict(set)
         self._perceived: dict = {}
+        self._tables: dict = {}
         self._walk_to: Optional[np.ndarray] = None
         self._player_moved = 0.0
         player = self.cfg.player
@@ -558,6 +559,9 @@ class EcologySystem(System):
         gun = self.cfg.player.gun if self.cfg.player is not None else None
         reach = gun.range if gun else 120.0
         t_ground = plane_hit(o, d, self.ground, reach)
+        if self.cfg.water_level is not None:  # bullets do not get far in water
+            depth = gun.water_penetration if gun else 1.0
+            t_ground = min(t_ground, plane_hit(o, d, self.cfg.water_level - depth, reach))
         best = (None, -1, min(reach, t_ground))
         for sp in self.species:
             pop = sp.pop
@@ -643,7 +647,8 @@ class EcologySystem(System):
             offset, rows = own[sp.name]
             self_index[rows] = offset + np.arange(rows.size)
         spec = NeighborQuerySpec(max_distance=float(radius), k=2, fov_deg=float(fov))
-        nb = find_neighbors(pop.position, pop.forward, pos, spec)
+        nb = find_neighbors(pop.position, pop.forward, pos, spec, out=self._tables.get(key))
+        self._tables[key] = nb  # reused next step: no allocation once warm
         total = nb.count[:n].astype(np.int64) + nb.overflow[:n]
         total -= (self_index >= 0)  # an animal always sees itself (distance 0): it does not count
         first = nb.index[:n, 0].astype(np.int64)
@@ -792,8 +797,17 @@ class EcologySystem(System):
         kind = ev.kind
         if kind == "gunshot":
             origin = np.asarray(ev.origin, np.float64) if ev.origin is not None else self.player_hand()
-            direction = (np.asarray(ev.direction, np.float64) if ev.direction is not None
-                         else np.asarray(ev.target, np.float64) - origin)
+            if ev.direction is not None:
+                direction = np.asarray(ev.direction, np.float64)
+            elif ev.target is not None:
+                direction = np.asarray(ev.target, np.float64) - origin
+            else:
+                aim = self.world.population(ev.target_species)
+                if aim.n == 0:
+                    direction = self.populations[PLAYER].forward[0].astype(np.float64) if self.has_player \
+                        else np.array([0.0, 0.0, 1.0])
+                else:
+                    direction = aim.position.astype(np.float64).mean(axis=0) - origin
             self.fire(origin, direction)
         elif kind == "sound":
             self.make_sound(ev.position, ev.loudness, ev.lifetime)

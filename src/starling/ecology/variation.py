@@ -15,10 +15,10 @@ of other animals and the animal keeps its value for life. ``[species.variation]`
 the same distributions for factors on the pipeline's own parameters (top speed,
 accelerations, behaviour weights) and for the start values of components.
 """
-from typing import Annotated, Optional, Union
+from typing import Annotated, Any, Optional, Union
 
 import numpy as np
-from pydantic import Field, PlainValidator, ValidationError, model_validator
+from pydantic import Field, PlainSerializer, PlainValidator, ValidationError, model_validator
 
 from ..steering.params import StrictModel
 
@@ -79,7 +79,7 @@ class Distribution(StrictModel):
 
 
 class Bounds:
-    """Marker in a ``Num`` field's metadata: the range every value (and every draw) must lie in."""
+    """Marker in a :func:`num` field's metadata: the range every value (and every draw) must lie in."""
 
     def __init__(self, lo: float, hi: float, lo_open: bool):
         self.lo, self.hi, self.lo_open = lo, hi, lo_open
@@ -142,7 +142,15 @@ def num(*, ge: Optional[float] = None, gt: Optional[float] = None, le: Optional[
     bounds = Bounds(float(lo), float(np.inf if le is None else le), gt is not None)
     return Annotated[Union[float, Distribution],
                      PlainValidator(_validator(bounds), json_schema_input_type=Union[float, Distribution]),
+                     PlainSerializer(_serialize, return_type=Any),
                      bounds]
+
+
+def _serialize(value):
+    """A number stays a number; a distribution becomes its table (without unset fields)."""
+    if isinstance(value, Distribution):
+        return value.model_dump(exclude_none=True)
+    return value
 
 
 def bounds_of(field_info) -> Bounds:
@@ -150,12 +158,3 @@ def bounds_of(field_info) -> Bounds:
         if isinstance(m, Bounds):
             return m
     return Bounds(-np.inf, np.inf, False)
-
-
-def is_random(value) -> bool:
-    return isinstance(value, Distribution)
-
-
-def typical(value) -> float:
-    """A number for a ``Num`` value: itself, or the distribution's (clipped) mean."""
-    return value.mean() if isinstance(value, Distribution) else float(value)

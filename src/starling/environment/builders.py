@@ -96,7 +96,9 @@ def mountain_rim_heights(X: np.ndarray, Z: np.ndarray, bounds: tuple[float, floa
         phases = rng.uniform(0, 2 * np.pi, size=3)
         theta = np.arctan2(Z - (z0 + z1) / 2, X - (x0 + x1) / 2)
         wobble = (
-            0.5 * np.sin(3 * theta + phases[0]) + 0.3 * np.sin(5 * theta + phases[1]) + 0.2 * np.sin(11 * theta + phases[2])
+            0.5 * np.sin(3 * theta + phases[0])
+            + 0.3 * np.sin(5 * theta + phases[1])
+            + 0.2 * np.sin(11 * theta + phases[2])
         )
         rise = rise * (1.0 + rim.roughness * wobble)
     return rim.height * rise

@@ -146,7 +146,9 @@ class BoxConfig(_Oriented):
 
 class _Axial(_Model):
     base: Vec3 = Field(description="Centre of the bottom end of the axis segment (x, y, z), metres.")
-    axis: Vec3 = Field((0.0, 1.0, 0.0), description="Axis direction from the base (normalised on load); vertical by default.")
+    axis: Vec3 = Field(
+        (0.0, 1.0, 0.0), description="Axis direction from the base (normalised on load); vertical by default."
+    )
     radius: float = Field(gt=0, description="Radius in metres; must be > 0.")
     layer: str = Field("environment", description="Collision layer name.")
 
@@ -258,7 +260,9 @@ class HeightmapImageConfig(_Model):
     vertical_scale``.  Pixel columns run along +x and rows along +z (the top-left pixel is the corner of
     the terrain with the smallest x and z)."""
 
-    path: str = Field(description="Image file (PNG, TIFF, …); relative paths are resolved against the config's folder.")
+    path: str = Field(
+        description="Image file (PNG, TIFF, …); relative paths are resolved against the config's folder."
+    )
     vertical_scale: float = Field(gt=0, description="Height in metres of a white pixel above a black one.")
     height_offset: float = Field(0.0, description="Height in metres of a black pixel.")
 

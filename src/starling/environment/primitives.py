@@ -34,7 +34,10 @@ from numba import njit
 
 INF = np.inf
 
-_jit = njit(cache=True, error_model="numpy", nogil=True)
+# Kernels here never allocate, so they are compiled without Numba's reference counting (``_nrt=False``):
+# otherwise every array handed to an inlined helper is incref'd and decref'd with atomic operations on
+# each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
+_jit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
 
 # kinds of finite primitives as stored in the primitive BVH
 KIND_SPHERE = 0
@@ -520,49 +523,41 @@ def _bisect_root(c, n, lo, hi, flo):
 
 
 @_jit
-def _first_root_quartic(c4, c3, c2, c1, c0, lo, hi):
-    """Smallest root of the monic-ish quartic in ``[lo, hi]`` (inf if none).
+def _derivative_cut(d1, u, v):
+    """The root of the cubic ``d1`` in ``[u, v]`` if it changes sign there, else ``v``."""
+    fu, fv = _poly_eval(d1, 3, u), _poly_eval(d1, 3, v)
+    if (fu < 0.0 < fv) or (fv < 0.0 < fu):
+        return _bisect_root(d1, 3, u, v, fu)
+    return v
 
-    The real line is cut at the roots of the derivatives (found the same way, degree by degree, starting
-    from the closed-form quadratic) into intervals on which the polynomial is monotone; a sign change on
-    such an interval brackets exactly one root, found by bisection.  Tangential double roots (no sign
-    change) are grazes, not entries, and are skipped on purpose.
+
+@_jit
+def _first_root_quartic(c4, c3, c2, c1, c0, lo, hi):
+    """Smallest root of the quartic in ``[lo, hi]`` (inf if none).
+
+    The interval is cut at the roots of the derivatives (found degree by degree, starting from the
+    closed-form quadratic) into pieces on which the polynomial is monotone; a sign change on such a piece
+    brackets exactly one root, found by bisection.  Cuts that fall outside ``[lo, hi]`` are clamped onto
+    its ends (making empty pieces, which is harmless), so everything stays in scalars.  Tangential double
+    roots (no sign change) are grazes, not entries, and are skipped on purpose.
     """
     q = (c4, c3, c2, c1, c0)
     d1 = (4.0 * c4, 3.0 * c3, 2.0 * c2, c1)
-    d2 = (12.0 * c4, 6.0 * c3, 2.0 * c2)
-    # roots of the second derivative (closed form)
-    r0, r1 = quadratic_roots(d2[0], 0.5 * d2[1], d2[2])
-    cuts2 = np.empty(4)
-    k = 0
-    cuts2[k] = lo
-    k += 1
-    for rr in (r0, r1):
-        if rr > lo and rr < hi:
-            cuts2[k] = rr
-            k += 1
-    cuts2[k] = hi
-    k += 1
-    # roots of the first derivative, one per monotone interval of it
-    cuts1 = np.empty(5)
-    m = 0
-    cuts1[m] = lo
-    m += 1
-    for i in range(k - 1):
-        a, b = cuts2[i], cuts2[i + 1]
-        fa, fb = _poly_eval(d1, 3, a), _poly_eval(d1, 3, b)
-        if (fa < 0.0 < fb) or (fb < 0.0 < fa):
-            cuts1[m] = _bisect_root(d1, 3, a, b, fa)
-            m += 1
-    cuts1[m] = hi
-    m += 1
-    for i in range(m - 1):
-        a, b = cuts1[i], cuts1[i + 1]
-        fa, fb = _poly_eval(q, 4, a), _poly_eval(q, 4, b)
-        if fa == 0.0:
-            return a
-        if (fa < 0.0) != (fb < 0.0) or fb == 0.0:
-            return _bisect_root(q, 4, a, b, fa)
+    # roots of the second derivative 12 c4 t^2 + 6 c3 t + 2 c2 (closed form), clamped into [lo, hi]
+    r0, r1 = quadratic_roots(12.0 * c4, 3.0 * c3, 2.0 * c2)
+    a = min(max(r0, lo), hi)
+    b = min(max(r1, lo), hi)
+    # roots of the first derivative: at most one per monotone piece of it; without one, the piece's end
+    e = (lo, _derivative_cut(d1, lo, a), _derivative_cut(d1, a, b), _derivative_cut(d1, b, hi), hi)
+    for k in range(4):
+        u, v = e[k], e[k + 1]
+        if v < u:
+            continue
+        fu, fv = _poly_eval(q, 4, u), _poly_eval(q, 4, v)
+        if fu == 0.0:
+            return u
+        if (fu < 0.0) != (fv < 0.0) or fv == 0.0:
+            return _bisect_root(q, 4, u, v, fu)
     return INF
 
 

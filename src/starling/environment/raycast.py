@@ -15,8 +15,10 @@ Semantics, shared by the fast kernels and the brute-force oracle in the tests:
 
 Performance: batches of at least :data:`PARALLEL_THRESHOLD` rays run in parallel (``prange`` over chunks of
 rays, each chunk with its own traversal stack); smaller batches run serially, because waking the thread
-pool costs more than it saves.  Outputs can be preallocated (:meth:`RayHits.allocate`) and passed back in
-as ``out`` so the hot path does not allocate.
+pool costs more than it saves.  A chunk is handled by one call (:func:`cast_range` & co.) that unpacks the
+geometry once and loops over its rays, and that call is compiled without reference counting; cheap tests
+run first (planes, water, primitives) so their hits shorten the terrain walk.  Outputs can be preallocated
+(:meth:`RayHits.allocate`) and passed back in as ``out`` so the hot path does not allocate.
 """
 
 from __future__ import annotations
@@ -45,10 +47,17 @@ from .water import ray_water
 PARALLEL_THRESHOLD = 2048
 """Batches with at least this many rays (or spheres, or points) use the parallel kernels."""
 
+MAX_DISTANCE = 1e12
+"""Longer rays (``max_distance = inf`` included) are cut to this many metres, which keeps every parameter
+along a ray finite (an infinite ``t`` times a zero direction component would make a NaN)."""
+
 _CHUNK = 256
 
-_jit = njit(cache=True, error_model="numpy", nogil=True)
-_ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always")
+# Kernels here never allocate, so they are compiled without Numba's reference counting (``_nrt=False``):
+# otherwise every array handed to an inlined helper is incref'd and decref'd with atomic operations on
+# each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
+_jit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
+_ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
 _pjit = njit(cache=True, error_model="numpy", parallel=True)
 _sjit = njit(cache=True, error_model="numpy")
 
@@ -99,6 +108,19 @@ class RayHits:
 
 
 @_jit
+def chunk_bounds(c, n, size):
+    """``(lo, hi)`` of chunk ``c`` of ``size`` items out of ``n``, as int64 whatever the integer type of ``c``
+    (prange indices are unsigned; mixing types would compile every range function twice)."""
+    lo = np.int64(c) * np.int64(size)
+    return lo, min(np.int64(n), lo + np.int64(size))
+
+
+@_jit
+def _chunk(c, n):
+    return chunk_bounds(c, n, _CHUNK)
+
+
+@_jit
 def stack_size(g):
     """Entries a BVH traversal stack of ``g`` needs (depth of the deeper BVH plus slack)."""
     return max(g.depth[0], g.depth[1]) + 4
@@ -114,14 +136,15 @@ def solids(g):
 
 
 @_jit
-def _slab_clip(o, d, lo, hi, t0, t1):
-    """Clip ``[t0, t1]`` to where ``o + t d`` lies in ``[lo, hi]`` (one axis); empty when ``t0 > t1``."""
+def _slab_clip(o, d, inv, lo, hi, t0, t1):
+    """Clip ``[t0, t1]`` to where ``o + t d`` lies in ``[lo, hi]`` (one axis; ``inv = 1 / d``); empty when
+    ``t0 > t1``."""
     if abs(d) <= 1e-300:
         if o < lo or o > hi:
             return 1.0, 0.0
         return t0, t1
-    ta = (lo - o) / d
-    tb = (hi - o) / d
+    ta = (lo - o) * inv
+    tb = (hi - o) * inv
     if ta > tb:
         ta, tb = tb, ta
     return max(t0, ta), min(t1, tb)
@@ -159,13 +182,13 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, hit, dist, poin
     w_poly = g.w_poly
     prim_f = g.prim_f
     prim_i = g.prim_i
+    prim_box = g.prim_box
     pg_start = g.pg_start
     pg_items = g.pg_items
     pg_y = g.pg_y
     pg_mask = g.pg_mask
     ter_h = g.ter_h
-    ter_cmin = g.ter_cmin
-    ter_cmax = g.ter_cmax
+    ter_cb = g.ter_cb
     ter_dil = g.ter_dil
     tri_f = g.tri_f
     tri_i = g.tri_i
@@ -174,14 +197,11 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, hit, dist, poin
     tf = g.ter_f
     ter_lay = np.int64(tf[7])
     ter_on = tf[0] > 0.0 and (mask >> ter_lay) & 1 == 1
-    tx0, tz0, tdx, tdz, thmin, thmax = tf[1], tf[2], tf[3], tf[4], tf[5], tf[6]
+    tx0, tz0, tdx, tdz, thmin, thmax, tidx, tidz = tf[1], tf[2], tf[3], tf[4], tf[5], tf[6], tf[8], tf[9]
+    tshift = np.int64(tf[10])
     gf = g.pg_f
-    grid_on = pg_items.shape[0] > 0
-    if grid_on:
-        any_mask = 0
-        for c in range(pg_mask.shape[0]):
-            any_mask |= pg_mask[c]
-        grid_on = (any_mask & mask) != 0
+    # the grid holds the same items as the primitive BVH, whose root has the union of their layers
+    grid_on = pg_items.shape[0] > 0 and (g.pb_node[0, 2] & mask) != 0
     gx0, gz0, gcell, ginv = gf[0], gf[1], gf[2], gf[3]
     gnx = np.int64(gf[4])
     gnz = np.int64(gf[5])
@@ -197,16 +217,20 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, hit, dist, poin
         dx = np.float64(dirs[k, 0])
         dy = np.float64(dirs[k, 1])
         dz = np.float64(dirs[k, 2])
-        tmax = np.float64(maxd[k] if maxd.shape[0] > 1 else maxd[0])
+        tmax = min(np.float64(maxd[k] if maxd.shape[0] > 1 else maxd[0]), MAX_DISTANCE)
         dn = np.sqrt(dx * dx + dy * dy + dz * dz)
         best = tmax
         found = False
         bnx, bny, bnz = 0.0, 0.0, 0.0
         blay = -1
         if dn > 1e-30 and tmax >= 0.0:
-            dx /= dn
-            dy /= dn
-            dz /= dn
+            inv_n = 1.0 / dn
+            dx *= inv_n
+            dy *= inv_n
+            dz *= inv_n
+            ix = safe_inverse(dx)
+            iy = safe_inverse(dy)
+            iz = safe_inverse(dz)
             for p in range(n_planes):
                 lay = pl_i[p]
                 if (mask >> lay) & 1:
@@ -214,7 +238,7 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, hit, dist, poin
                                               pl_f[p, 3], pl_f[p, 4], pl_f[p, 5])
                     if t <= best:
                         best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
-            for w in range(n_water):
+            for w in range(n_water if dy != 0.0 else 0):
                 lay = w_i[w, 2]
                 if (mask >> lay) & 1:
                     t, nx, ny, nz = ray_water(ox, oy, oz, dx, dy, dz, best, w_f, w_i, w_poly, w)
@@ -222,8 +246,8 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, hit, dist, poin
                         best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
             # finite primitives: walk the columns of the x-z grid crossed by the ray
             if grid_on:
-                t0, t1 = _slab_clip(ox, dx, gx0, gx1, 0.0, best)
-                t0, t1 = _slab_clip(oz, dz, gz0, gz1, t0, t1)
+                t0, t1 = _slab_clip(ox, dx, ix, gx0, gx1, 0.0, best)
+                t0, t1 = _slab_clip(oz, dz, iz, gz0, gz1, t0, t1)
                 if t0 <= t1:
                     i = min(max(np.int64(np.floor((ox + t0 * dx - gx0) * ginv)), 0), gnx - 1)
                     j = min(max(np.int64(np.floor((oz + t0 * dz - gz0) * ginv)), 0), gnz - 1)
@@ -235,20 +259,20 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, hit, dist, poin
                     ddz = INF
                     if dx > 1e-300:
                         si = 1
-                        tnx = (gx0 + (i + 1) * gcell - ox) / dx
-                        ddx = gcell / dx
+                        tnx = (gx0 + (i + 1) * gcell - ox) * ix
+                        ddx = gcell * ix
                     elif dx < -1e-300:
                         si = -1
-                        tnx = (gx0 + i * gcell - ox) / dx
-                        ddx = -gcell / dx
+                        tnx = (gx0 + i * gcell - ox) * ix
+                        ddx = -gcell * ix
                     if dz > 1e-300:
                         sj = 1
-                        tnz = (gz0 + (j + 1) * gcell - oz) / dz
-                        ddz = gcell / dz
+                        tnz = (gz0 + (j + 1) * gcell - oz) * iz
+                        ddz = gcell * iz
                     elif dz < -1e-300:
                         sj = -1
-                        tnz = (gz0 + j * gcell - oz) / dz
-                        ddz = -gcell / dz
+                        tnz = (gz0 + j * gcell - oz) * iz
+                        ddz = -gcell * iz
                     tc = t0
                     while True:
                         te = min(tnx, tnz, t1)
@@ -260,7 +284,8 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, hit, dist, poin
                                 for q in range(pg_start[c], pg_start[c + 1]):
                                     it = pg_items[q]
                                     lay = prim_i[it, 1]
-                                    if (mask >> lay) & 1:
+                                    if (mask >> lay) & 1 and ray_aabb(ox, oy, oz, ix, iy, iz, best, prim_box,
+                                                                      it) < INF:
                                         t, nx, ny, nz = prim_ray(prim_f, it, prim_i[it, 0], ox, oy, oz, dx, dy, dz,
                                                                  best)
                                         if t <= best:
@@ -277,15 +302,12 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, hit, dist, poin
                         if i < 0 or j < 0 or i >= gnx or j >= gnz:
                             break
             if ter_on:
-                t, nx, ny, nz = ray_heightfield(ter_h, ter_cmin, ter_cmax, ter_dil, tx0, tz0, tdx, tdz, thmin, thmax,
-                                                ox, oy, oz, dx, dy, dz, best)
+                t, nx, ny, nz = ray_heightfield(ter_h, ter_cb, ter_dil, tshift, tx0, tz0, tdx, tdz, tidx, tidz,
+                                                thmin, thmax, ox, oy, oz, dx, dy, dz, ix, iz, best)
                 if t <= best:
                     best, bnx, bny, bnz, blay, found = t, nx, ny, nz, ter_lay, True
             # mesh triangles: BVH, near child first
             if tri_on:
-                ix = safe_inverse(dx)
-                iy = safe_inverse(dy)
-                iz = safe_inverse(dz)
                 t0 = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, 0)
                 sp = 0
                 if t0 < INF:
@@ -368,7 +390,8 @@ def _cast_parallel(g, origins, dirs, maxd, mask, hit, dist, point, normal, layer
     for c in prange(n_chunks):
         st_n = np.empty(size, np.int32)
         st_t = np.empty(size)
-        cast_range(g, c * _CHUNK, min(r, (c + 1) * _CHUNK), origins, dirs, maxd, mask, st_n, st_t, hit, dist, point,
+        lo, hi = _chunk(c, r)
+        cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, hit, dist, point,
                    normal, layer)
 
 
@@ -377,7 +400,8 @@ def _cast_serial(g, origins, dirs, maxd, mask, hit, dist, point, normal, layer):
     size = stack_size(g)
     st_n = np.empty(size, np.int32)
     st_t = np.empty(size)
-    cast_range(g, 0, origins.shape[0], origins, dirs, maxd, mask, st_n, st_t, hit, dist, point, normal, layer)
+    cast_range(g, np.int64(0), np.int64(origins.shape[0]), origins, dirs, maxd, mask, st_n, st_t, hit, dist, point,
+               normal, layer)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -483,7 +507,7 @@ def _sweep_range(g, lo, hi, origins, dirs, maxd, radii, mask, st_n, st_t, hit, d
         dx = np.float64(dirs[k, 0])
         dy = np.float64(dirs[k, 1])
         dz = np.float64(dirs[k, 2])
-        tmax = np.float64(maxd[k] if maxd.shape[0] > 1 else maxd[0])
+        tmax = min(np.float64(maxd[k] if maxd.shape[0] > 1 else maxd[0]), MAX_DISTANCE)
         rs = np.float64(radii[k] if radii.shape[0] > 1 else radii[0])
         n = np.sqrt(dx * dx + dy * dy + dz * dz)
         t = INF
@@ -525,7 +549,8 @@ def _sweep_parallel(g, origins, dirs, maxd, radii, mask, hit, dist, point, norma
     for c in prange(n_chunks):
         st_n = np.empty(size, np.int32)
         st_t = np.empty(size)
-        _sweep_range(g, c * _CHUNK, min(r, (c + 1) * _CHUNK), origins, dirs, maxd, radii, mask, st_n, st_t, hit, dist,
+        lo, hi = _chunk(c, r)
+        _sweep_range(g, lo, hi, origins, dirs, maxd, radii, mask, st_n, st_t, hit, dist,
                      point, normal, layer)
 
 
@@ -534,8 +559,8 @@ def _sweep_serial(g, origins, dirs, maxd, radii, mask, hit, dist, point, normal,
     size = 2 * stack_size(g)
     st_n = np.empty(size, np.int32)
     st_t = np.empty(size)
-    _sweep_range(g, 0, origins.shape[0], origins, dirs, maxd, radii, mask, st_n, st_t, hit, dist, point, normal,
-                 layer)
+    _sweep_range(g, np.int64(0), np.int64(origins.shape[0]), origins, dirs, maxd, radii, mask, st_n, st_t, hit, dist,
+                 point, normal, layer)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -675,7 +700,8 @@ def _inside_parallel(g, points, radii, mask, out):
     size = 2 * stack_size(g)
     for c in prange(n_chunks):
         st_n = np.empty(size, np.int32)
-        _inside_range(g, c * _CHUNK, min(r, (c + 1) * _CHUNK), points, radii, mask, st_n, out)
+        lo, hi = _chunk(c, r)
+        _inside_range(g, lo, hi, points, radii, mask, st_n, out)
 
 
 # ----------------------------------------------------------------------------------------------------

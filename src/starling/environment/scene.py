@@ -5,8 +5,12 @@ of :mod:`starling.environment.raycast` and :mod:`starling.motion.collide` consum
 arrays, :class:`GeometryArrays`).  It is built once per scene from an
 :class:`~starling.environment.config.EnvironmentConfig` and never changes afterwards.
 
-Finite primitives (spheres, boxes, capsules, cylinders) share one BVH; mesh triangles have their own; the
-heightfield is walked cell by cell; planes and water bodies (few, unbounded or cheap) are tested directly.
+Acceleration: the finite primitives (spheres, boxes, capsules, cylinders) are indexed twice — by a uniform
+grid of x–z columns, which ray casts walk (animals' rays are short and near the ground, so a ray visits a
+few columns instead of descending a tree from its root), and by a BVH, which sphere sweeps and proximity
+queries descend (they need boxes grown by a radius, in 3D).  Mesh triangles have their own BVH; the
+heightfield is walked cell by cell behind its clearance maps; planes and water bodies (few, unbounded or
+cheap) are tested directly.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from .config import (
 from .layers import ALL_LAYERS, LayerRegistry
 from .mesh import BVH, build_bvh, load_mesh_file, transform_vertices, triangles_from
 from .primitives import KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_SPHERE, PRIM_WIDTH, rotation_matrix
-from .terrain import Heightfield
+from .terrain import Heightfield, clearance_block
 from .water import WaterBodies
 
 GeometryArrays = namedtuple(
@@ -50,8 +54,8 @@ GeometryArrays = namedtuple(
         # planes: (p, 6) [point, unit normal], (p,) layer
         "pl_f", "pl_i",
         # finite primitives in BVH leaf order: (k, 16) parameters (see primitives.PRIM_WIDTH),
-        # (k, 3) [kind, layer, index within its type]
-        "prim_f", "prim_i",
+        # (k, 3) [kind, layer, index within its type], (k, 6) bounding boxes (a cheap pre-test)
+        "prim_f", "prim_i", "prim_box",
         # BVH over the primitives: (m, 6) node boxes, (m, 3) [start, count, layer mask]
         "pb_box", "pb_node",
         # uniform x-z grid over the primitives (ray casts): [x0, z0, cell, 1/cell, nx, nz]; per cell (row-major,
@@ -63,9 +67,10 @@ GeometryArrays = namedtuple(
         "tb_box", "tb_node",
         # per mesh: (nm, 6) bounds, (nm, 2) [solid, layer]
         "mesh_f", "mesh_i",
-        # terrain: heights (nz, nx), per-cell min/max, clearance maps (terrain.clearance_maps), and
-        # [present, x0, z0, dx, dz, h_min, h_max, layer]
-        "ter_h", "ter_cmin", "ter_cmax", "ter_dil", "ter_f",
+        # terrain: heights (nz, nx), per-cell min/max (2D, and flat interleaved), clearance maps
+        # (terrain.clearance_maps), and
+        # [present, x0, z0, dx, dz, h_min, h_max, layer, 1/dx, 1/dz, log2 of the clearance block]
+        "ter_h", "ter_cmin", "ter_cmax", "ter_cb", "ter_dil", "ter_f",
         # water bodies (see WaterBodies.packed)
         "w_f", "w_i", "w_poly",
         # [primitive BVH depth, triangle BVH depth] (traversal stack sizes)
@@ -299,12 +304,15 @@ class Environment:
         if terrain is not None:
             ter_h, ter_cmin, ter_cmax = terrain.heights, terrain.cell_min, terrain.cell_max
             ter_dil = terrain.clearance
+            ter_cb = terrain.cell_bounds
             ter_f = np.array([1.0, terrain.x0, terrain.z0, terrain.dx, terrain.dz, float(terrain.heights.min()),
-                              float(terrain.heights.max()), float(terrain.layer)])
+                              float(terrain.heights.max()), float(terrain.layer), 1.0 / terrain.dx, 1.0 / terrain.dz,
+                              float(np.log2(clearance_block(terrain.cell_min.shape[1], terrain.cell_min.shape[0])))])
         else:
             ter_h, ter_cmin, ter_cmax = np.zeros((2, 2)), np.zeros((1, 1)), np.zeros((1, 1))
-            ter_dil = np.zeros((1, 1, 1, 2))
-            ter_f = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+            ter_dil = np.zeros((4, 1, 1, 1, 2))
+            ter_cb = np.zeros((1, 2))
+            ter_f = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0])
 
         # packed primitive table in leaf order
         k = len(kinds)
@@ -337,10 +345,11 @@ class Environment:
             pl_f=np.ascontiguousarray(np.concatenate([pl_p, pl_n], axis=1).reshape(-1, 6)),
             pl_i=pl_l.astype(np.int64),
             prim_f=prim_f, prim_i=prim_i, pb_box=pb_box, pb_node=pb_node,
+            prim_box=np.ascontiguousarray(np.concatenate([item_min, item_max], axis=1)[prim_bvh.order].reshape(-1, 6)),
             pg_f=grid[0], pg_start=grid[1], pg_items=grid[2], pg_y=grid[3], pg_mask=grid[4],
             tri_f=tri_f, tri_i=tri_i, tb_box=tb_box, tb_node=tb_node,
             mesh_f=mesh_f, mesh_i=mesh_i,
-            ter_h=ter_h, ter_cmin=ter_cmin, ter_cmax=ter_cmax, ter_dil=ter_dil, ter_f=ter_f,
+            ter_h=ter_h, ter_cmin=ter_cmin, ter_cmax=ter_cmax, ter_cb=ter_cb, ter_dil=ter_dil, ter_f=ter_f,
             w_f=w_f, w_i=w_i, w_poly=w_poly,
             depth=np.array([prim_bvh.depth, tri_bvh.depth], np.int64),
         )

@@ -20,7 +20,9 @@ Ray casts (:func:`ray_heightfield`) walk the cells crossed by the ray's projecti
 the (at most two) triangle pieces, so a sign change is found exactly by linear interpolation.  The gap at
 the end of one piece is carried into the next, which makes the walk watertight: a crossing exactly on a
 cell edge cannot slip between two cells through rounding.  Cells whose height range lies entirely below or
-above the ray's height range over the cell are skipped with two comparisons.
+above the ray's height range over the cell are skipped with two comparisons, and before walking at all a
+ray looks up the *clearance maps* (the terrain's lowest and highest point ahead of its first cell, for a
+few reaches): a short ray that passes above everything ahead of it is rejected with one lookup.
 """
 
 from __future__ import annotations
@@ -29,13 +31,16 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .mesh import distance_to_triangle, sweep_triangle
 from .primitives import INF
 
-_jit = njit(cache=True, error_model="numpy", nogil=True)
-_ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always")
+# Kernels here never allocate, so they are compiled without Numba's reference counting (``_nrt=False``):
+# otherwise every array handed to an inlined helper is incref'd and decref'd with atomic operations on
+# each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
+_jit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
+_ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
 
 
 @_jit
@@ -89,9 +94,10 @@ def height_and_normal(h, x0, z0, dx, dz, x, z):
     return h0 + bx * (x - xi) + bz * (z - zj), nx, ny, nz
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@_jit
 def _heights_and_normals(h, x0, z0, dx, dz, xs, zs, out_h, out_n):
-    for k in prange(xs.shape[0]):
+    # serial on purpose: lookups are cheap, and a parallel kernel would add seconds of compile time
+    for k in range(xs.shape[0]):
         hh, nx, ny, nz = height_and_normal(h, x0, z0, dx, dz, xs[k], zs[k])
         out_h[k] = hh
         out_n[k, 0] = nx
@@ -99,46 +105,74 @@ def _heights_and_normals(h, x0, z0, dx, dz, xs, zs, out_h, out_n):
         out_n[k, 2] = nz
 
 
-BLOCK = 4
-"""Cells per side of the blocks of the clearance maps (see :func:`clearance_maps`)."""
+CLEARANCE_RADII = (1, 2, 3, 4, 6, 8, 12, 16)
+"""Reaches, in blocks, of the clearance maps (see :func:`clearance_maps`)."""
 
-CLEARANCE_RADII = (1, 2, 4, 8)
-"""Radii, in blocks, of the clearance maps: level ``l`` holds, for every block, the lowest and highest
-terrain within ``CLEARANCE_RADII[l]`` blocks of it."""
+
+def clearance_block(ncx: int, ncz: int) -> int:
+    """Cells per side of a clearance-map block: 2, or more for large grids so that the maps stay below
+    about 16 MiB (they hold ``4 * len(CLEARANCE_RADII) * 2`` floats per block)."""
+    block = 2
+    while (-(-ncx // block)) * (-(-ncz // block)) * 4 * len(CLEARANCE_RADII) * 16 > 16 << 20:
+        block *= 2
+    return block
 
 
 def clearance_maps(cell_min: np.ndarray, cell_max: np.ndarray) -> np.ndarray:
-    """``(L, nbz, nbx, 2)`` float64: for each block of :data:`BLOCK` x :data:`BLOCK` cells and each radius of
-    :data:`CLEARANCE_RADII`, the ``[min, max]`` terrain height over all blocks within that radius.
+    """``(4, L, nbz, nbx, 2)`` float64 clearance maps of a heightfield.
 
-    A ray whose cells all lie within ``r`` cells of its first cell stays within ``ceil(r / BLOCK)`` blocks of
-    the first cell's block; if the whole ray is higher than that neighbourhood's maximum (or lower than its
-    minimum), it cannot cross the terrain, and one lookup replaces the walk.  This is what makes short,
-    near-horizontal rays over gentle ground cheap: most of them never walk a cell.
+    The cells are grouped in blocks of ``B x B`` (:func:`clearance_block`).  Entry ``[q, l, bj, bi]`` holds
+    the ``[min, max]`` terrain height over the blocks that lie within ``r = CLEARANCE_RADII[l]`` blocks of
+    block ``(bi, bj)`` *in the direction of quadrant* ``q`` — blocks ``bi .. bi + sx r`` by ``bj .. bj + sz r``
+    with ``sx = -1 if q & 2 else 1`` and ``sz = -1 if q & 1 else 1``.
+
+    A ray heading into quadrant ``q`` whose last block is at most ``r`` blocks from its first stays inside
+    that window; if the whole ray is higher than the window's maximum (or lower than its minimum) it cannot
+    cross the terrain, and one lookup replaces the walk.  Looking only ahead of the ray (a quarter of a
+    centred window) matters: for a grazing herd's short rays about three in four are settled this way
+    instead of one in two.
     """
     from scipy.ndimage import maximum_filter, minimum_filter
 
     ncz, ncx = cell_min.shape
-    nbz = -(-ncz // BLOCK)
-    nbx = -(-ncx // BLOCK)
-    pad_z = nbz * BLOCK - ncz
-    pad_x = nbx * BLOCK - ncx
-    lo = np.pad(cell_min, ((0, pad_z), (0, pad_x)), mode="edge").reshape(nbz, BLOCK, nbx, BLOCK).min(axis=(1, 3))
-    hi = np.pad(cell_max, ((0, pad_z), (0, pad_x)), mode="edge").reshape(nbz, BLOCK, nbx, BLOCK).max(axis=(1, 3))
-    out = np.empty((len(CLEARANCE_RADII), nbz, nbx, 2))
-    for level, radius in enumerate(CLEARANCE_RADII):
-        size = 2 * radius + 1
-        out[level, :, :, 0] = minimum_filter(lo, size=size, mode="nearest")
-        out[level, :, :, 1] = maximum_filter(hi, size=size, mode="nearest")
+    block = clearance_block(ncx, ncz)
+    nbz = -(-ncz // block)
+    nbx = -(-ncx // block)
+    pad_z = nbz * block - ncz
+    pad_x = nbx * block - ncx
+    lo = np.pad(cell_min, ((0, pad_z), (0, pad_x)), mode="edge").reshape(nbz, block, nbx, block).min(axis=(1, 3))
+    hi = np.pad(cell_max, ((0, pad_z), (0, pad_x)), mode="edge").reshape(nbz, block, nbx, block).max(axis=(1, 3))
+    out = np.empty((4, len(CLEARANCE_RADII), nbz, nbx, 2))
+    for q in range(4):
+        for level, radius in enumerate(CLEARANCE_RADII):
+            size = radius + 1
+            # scipy centres a window of `size` on each element and shifts it by -origin: origin -(size // 2)
+            # makes it [b, b + radius], origin (size - 1) // 2 makes it [b - radius, b]
+            oz = (size - 1) // 2 if q & 1 else -(size // 2)
+            ox = (size - 1) // 2 if q & 2 else -(size // 2)
+            out[q, level, :, :, 0] = minimum_filter(lo, size=size, mode="nearest", origin=(oz, ox))
+            out[q, level, :, :, 1] = maximum_filter(hi, size=size, mode="nearest", origin=(oz, ox))
     return np.ascontiguousarray(out)
 
 
+@_jit
+def locate_inv(nx, nz, x0, z0, inv_dx, inv_dz, x, z):
+    """:func:`locate` with precomputed inverse spacings (no division) and grid sizes; cell only."""
+    i = min(max(int(math.floor((x - x0) * inv_dx)), 0), nx - 2)
+    j = min(max(int(math.floor((z - z0) * inv_dz)), 0), nz - 2)
+    return i, j
+
+
 @_ijit
-def ray_heightfield(h, cmin, cmax, dil, x0, z0, dx, dz, hmin, hmax, ox, oy, oz, ddx, ddy, ddz, tmax):
+def ray_heightfield(h, cb, dil, block_shift, x0, z0, dx, dz, inv_dx, inv_dz, hmin, hmax, ox, oy, oz, ddx, ddy, ddz,
+                    ix, iz, tmax):
     """First crossing in ``[0, tmax]`` of the ray ``o + t d`` with the heightfield surface.
 
-    ``dil`` are the :func:`clearance_maps`.  Returns ``(t, nx, ny, nz)`` with the upward normal of the
-    triangle hit; ``t = inf`` when none.
+    ``cb`` holds every cell's lowest and highest corner, ``(ncz * ncx, 2)`` row-major (one cache line per
+    lookup); ``dil`` are the :func:`clearance_maps` with blocks of ``2 ** block_shift`` cells; ``inv_dx,
+    inv_dz`` the inverse spacings and ``ix, iz`` the inverse direction components
+    (:func:`~starling.environment.mesh.safe_inverse`), so that setting up the walk needs no division.
+    Returns ``(t, nx, ny, nz)`` with the upward normal of the triangle hit; ``t = inf`` when none.
     """
     nxs = h.shape[1]
     nzs = h.shape[0]
@@ -151,8 +185,8 @@ def ray_heightfield(h, cmin, cmax, dil, x0, z0, dx, dz, hmin, hmax, ox, oy, oz, 
         if ox < x0 or ox > x1:
             return INF, 0.0, 0.0, 0.0
     else:
-        ta = (x0 - ox) / ddx
-        tb = (x1 - ox) / ddx
+        ta = (x0 - ox) * ix
+        tb = (x1 - ox) * ix
         if ta > tb:
             ta, tb = tb, ta
         t0 = max(t0, ta)
@@ -161,8 +195,8 @@ def ray_heightfield(h, cmin, cmax, dil, x0, z0, dx, dz, hmin, hmax, ox, oy, oz, 
         if oz < z0 or oz > z1:
             return INF, 0.0, 0.0, 0.0
     else:
-        ta = (z0 - oz) / ddz
-        tb = (z1 - oz) / ddz
+        ta = (z0 - oz) * iz
+        tb = (z1 - oz) * iz
         if ta > tb:
             ta, tb = tb, ta
         t0 = max(t0, ta)
@@ -177,16 +211,17 @@ def ray_heightfield(h, cmin, cmax, dil, x0, z0, dx, dz, hmin, hmax, ox, oy, oz, 
     if y_lo > hmax or y_hi < hmin:
         return INF, 0.0, 0.0, 0.0
 
-    i, j, _ = locate(h, x0, z0, dx, dz, ox + t0 * ddx, oz + t0 * ddz)
-    # one lookup in the clearance maps: is the ray clear of all terrain around its first cell?
-    ie, je, _ = locate(h, x0, z0, dx, dz, ox + t1 * ddx, oz + t1 * ddz)
-    reach = max(abs(ie - i), abs(je - j))
-    reach_blocks = (reach + BLOCK - 1) // BLOCK
-    for level in range(dil.shape[0]):
+    i, j = locate_inv(nxs, nzs, x0, z0, inv_dx, inv_dz, ox + t0 * ddx, oz + t0 * ddz)
+    # one lookup in the clearance maps: is the ray clear of all terrain ahead of its first cell?
+    ie, je = locate_inv(nxs, nzs, x0, z0, inv_dx, inv_dz, ox + t1 * ddx, oz + t1 * ddz)
+    # (shifts, not integer divisions: a 64-bit division costs tens of cycles, more than the whole walk)
+    bi = i >> block_shift
+    bj = j >> block_shift
+    reach_blocks = max(abs((ie >> block_shift) - bi), abs((je >> block_shift) - bj))
+    quadrant = (2 if ie < i else 0) + (1 if je < j else 0)
+    for level in range(dil.shape[1]):
         if CLEARANCE_RADII[level] >= reach_blocks:
-            bi = i // BLOCK
-            bj = j // BLOCK
-            if y_lo > dil[level, bj, bi, 1] or y_hi < dil[level, bj, bi, 0]:
+            if y_lo > dil[quadrant, level, bj, bi, 1] or y_hi < dil[quadrant, level, bj, bi, 0]:
                 return INF, 0.0, 0.0, 0.0
             break
 
@@ -198,39 +233,43 @@ def ray_heightfield(h, cmin, cmax, dil, x0, z0, dx, dz, hmin, hmax, ox, oy, oz, 
     dt_z = INF
     if ddx > 1e-300:
         step_i = 1
-        t_next_x = (x0 + (i + 1) * dx - ox) / ddx
-        dt_x = dx / ddx
+        t_next_x = (x0 + (i + 1) * dx - ox) * ix
+        dt_x = dx * ix
     elif ddx < -1e-300:
         step_i = -1
-        t_next_x = (x0 + i * dx - ox) / ddx
-        dt_x = -dx / ddx
+        t_next_x = (x0 + i * dx - ox) * ix
+        dt_x = -dx * ix
     if ddz > 1e-300:
         step_j = 1
-        t_next_z = (z0 + (j + 1) * dz - oz) / ddz
-        dt_z = dz / ddz
+        t_next_z = (z0 + (j + 1) * dz - oz) * iz
+        dt_z = dz * iz
     elif ddz < -1e-300:
         step_j = -1
-        t_next_z = (z0 + j * dz - oz) / ddz
-        dt_z = -dz / ddz
+        t_next_z = (z0 + j * dz - oz) * iz
+        dt_z = -dz * iz
 
+    ncx = nxs - 1
     t_cur = t0
     ys = oy + t0 * ddy
     f_prev = 0.0
     f_valid = False
+    c = j * ncx + i
+    step_c_x = step_i
+    step_c_z = step_j * ncx
     while True:
         t_end = min(t_next_x, t_next_z, t1)
         if t_end < t_cur:
             t_end = t_cur
         ye = oy + t_end * ddy
-        if min(ys, ye) > cmax[j, i] or max(ys, ye) < cmin[j, i]:
+        if min(ys, ye) > cb[c, 1] or max(ys, ye) < cb[c, 0]:
             # the ray stays strictly above (or below) this cell: the sign of the gap cannot change
             f_valid = False
         else:
             xi = x0 + i * dx
             zj = z0 + j * dz
             # g(t) = u(t) - w(t): which triangle the ray is over
-            g0 = (ox - xi) / dx - (oz - zj) / dz
-            gd = ddx / dx - ddz / dz
+            g0 = (ox - xi) * inv_dx - (oz - zj) * inv_dz
+            gd = ddx * inv_dx - ddz * inv_dz
             ta = t_cur
             for piece in range(2):
                 if piece == 0:
@@ -266,6 +305,7 @@ def ray_heightfield(h, cmin, cmax, dil, x0, z0, dx, dz, hmin, hmax, ox, oy, oz, 
         t_cur = t_next_x if sx else t_next_z
         i += step_i if sx else 0
         j += 0 if sx else step_j
+        c += step_c_x if sx else step_c_z
         t_next_x += dt_x if sx else 0.0
         t_next_z += 0.0 if sx else dt_z
         ys = ye
@@ -404,8 +444,11 @@ class Heightfield:
         Layer index (bit) of the terrain.
     cell_min, cell_max: ``(nz - 1, nx - 1) float64``
         Lowest and highest corner of every cell (the early-outs of the casts).
-    clearance: ``(L, nbz, nbx, 2) float64``
-        :func:`clearance_maps` of the cells (the early-out of short rays).
+    cell_bounds: ``((nz - 1) * (nx - 1), 2) float64``
+        The same, interleaved and flattened row-major (what the ray walk reads).
+    clearance: ``(4, L, nbz, nbx, 2) float64``
+        :func:`clearance_maps` of the cells (the early-out of short rays), with blocks of
+        ``clearance_block(nx - 1, nz - 1)`` cells.
     """
 
     heights: np.ndarray
@@ -416,6 +459,7 @@ class Heightfield:
     layer: int
     cell_min: np.ndarray
     cell_max: np.ndarray
+    cell_bounds: np.ndarray
     clearance: np.ndarray
 
     @staticmethod
@@ -441,6 +485,7 @@ class Heightfield:
             layer=int(layer),
             cell_min=cell_min,
             cell_max=cell_max,
+            cell_bounds=np.ascontiguousarray(np.stack([cell_min.ravel(), cell_max.ravel()], axis=1)),
             clearance=clearance_maps(cell_min, cell_max),
         )
 

@@ -124,6 +124,8 @@ class SimulationRunner:
         self._last_status_wall = -math.inf
         self._last_metrics_wall = -math.inf
         self._metrics: dict[str, Any] = {}
+        self._metrics_step = -1
+        self._metrics_time = 0.0
         self._metrics_ms = 0.0
         self._window_wall = time.perf_counter()
         self._window_steps = 0
@@ -343,6 +345,7 @@ class SimulationRunner:
         self._pending_steps = 0
         self._selections.clear()
         self._metrics = {}
+        self._metrics_step = -1
         self._last_metrics_wall = -math.inf
         self._reanchor()
         self._sink_call("post_scene", P.dumps(self.scene_message()))
@@ -456,6 +459,8 @@ class SimulationRunner:
                 except Exception as exc:
                     log.warning("metrics failed: %s", exc)
                     self._metrics = {}
+                self._metrics_step = int(sim.step_count)
+                self._metrics_time = float(sim.time)
                 self._metrics_ms = (time.perf_counter() - t0) * 1e3
                 self._last_metrics_wall = now
             for name in sim.species:
@@ -479,6 +484,8 @@ class SimulationRunner:
             "frame_bytes": self._encoder.last_bytes,
             "counts": counts,
             "metrics": self._metrics,
+            "metrics_step": self._metrics_step,
+            "metrics_time": self._metrics_time,
         }
         self._sink_call("post_status", P.dumps(status))
         self._last_status_wall = now

@@ -87,6 +87,9 @@ export interface StatusMessage {
   frame_bytes: number;
   counts: Record<string, number>;
   metrics: Record<string, SpeciesMetrics>;
+  /** Step and time at which `metrics` were computed (they refresh less often than the status). */
+  metrics_step: number;
+  metrics_time: number;
 }
 
 export interface BehaviorResult {

@@ -78,8 +78,8 @@ export class SelectionOverlay {
     }
     this.fov.clear();
     const { lines, fan } = fovGeometry(fovDeg);
-    this.fov.add(new THREE.LineSegments(lines, new THREE.LineBasicMaterial({ color: 0x7fdbff, transparent: true, opacity: 0.35, depthWrite: false })));
-    this.fov.add(new THREE.Mesh(fan, new THREE.MeshBasicMaterial({ color: 0x7fdbff, transparent: true, opacity: 0.12, side: THREE.DoubleSide, depthWrite: false })));
+    this.fov.add(new THREE.LineSegments(lines, new THREE.LineBasicMaterial({ color: 0x7fdbff, transparent: true, opacity: 0.22, depthWrite: false })));
+    this.fov.add(new THREE.Mesh(fan, new THREE.MeshBasicMaterial({ color: 0x7fdbff, transparent: true, opacity: 0.1, side: THREE.DoubleSide, depthWrite: false })));
   }
 
   /**
@@ -110,6 +110,7 @@ export class SelectionOverlay {
       this.labels.push(label);
     }
     const rect = canvas.getBoundingClientRect();
+    const placed: { x: number; y: number }[] = [];
     for (let i = 0; i < this.arrows.length; i++) {
       const arrow = this.arrows[i];
       const label = this.labels[i];
@@ -133,7 +134,12 @@ export class SelectionOverlay {
       }
       label.style.display = "block";
       label.textContent = `${b.name} · p${b.priority}`;
-      label.style.transform = `translate(${((this.tip.x + 1) / 2) * rect.width + 6}px, ${((1 - this.tip.y) / 2) * rect.height - 8}px)`;
+      // Short arrows end close together: stack their labels instead of overprinting them.
+      const x = ((this.tip.x + 1) / 2) * rect.width + 6;
+      let y = ((1 - this.tip.y) / 2) * rect.height - 8;
+      while (placed.some((p) => Math.abs(p.x - x) < 120 && Math.abs(p.y - y) < 17)) y += 17;
+      placed.push({ x, y });
+      label.style.transform = `translate(${x}px, ${y}px)`;
     }
     // Velocity and desired velocity on one scale, the longer of the two spanning `reach`.
     const v = new THREE.Vector3(...(info.velocity ?? [0, 0, 0]));

@@ -258,27 +258,3 @@ void main() {
   gl_FragColor = linearToOutputTexel(vec4(color, mix(uOpacity, 1.0, fresnel)));
 }
 `;
-
-export const skyVertex = /* glsl */ `
-varying vec3 vDir;
-void main() {
-  vDir = normalize(position);
-  vec4 p = projectionMatrix * mat4(mat3(viewMatrix)) * vec4(position, 1.0);
-  gl_Position = p.xyww;
-}
-`;
-
-export const skyFragment = /* glsl */ `
-uniform vec3 uTop;
-uniform vec3 uHorizon;
-uniform vec3 uBottom;
-uniform vec3 uSunWorld;
-varying vec3 vDir;
-void main() {
-  float y = vDir.y;
-  vec3 c = y > 0.0 ? mix(uHorizon, uTop, pow(y, 0.6)) : mix(uHorizon, uBottom, pow(-y, 0.5));
-  float sun = pow(max(dot(vDir, normalize(uSunWorld)), 0.0), 400.0);
-  c += vec3(1.0, 0.9, 0.7) * sun * 1.5;
-  gl_FragColor = linearToOutputTexel(vec4(c, 1.0));
-}
-`;

@@ -5,10 +5,30 @@
  * exactly like the built-in materials used for terrain and obstacles.
  */
 import * as THREE from "three";
-import { skyFragment, skyVertex } from "./shaders";
 import type { Vec3 } from "../protocol/messages";
 
 const SUN_DIRECTION = new THREE.Vector3(0.45, 0.8, 0.35).normalize();
+
+/**
+ * True when WebGL runs on a CPU rasteriser (SwiftShader, llvmpipe): there,
+ * multisampling and high-DPI buffers cost more than everything else together, so
+ * the viewer drops them. `?quality=high|low` in the URL overrides the guess.
+ */
+export function softwareRendering(): boolean {
+  const forced = new URLSearchParams(location.search).get("quality");
+  if (forced === "high") return false;
+  if (forced === "low") return true;
+  try {
+    const gl = document.createElement("canvas").getContext("webgl2");
+    if (!gl) return false;
+    const info = gl.getExtension("WEBGL_debug_renderer_info");
+    const name = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+    gl.getExtension("WEBGL_lose_context")?.loseContext();
+    return /swiftshader|llvmpipe|software|softpipe/i.test(name);
+  } catch {
+    return false;
+  }
+}
 
 export class World {
   readonly renderer: THREE.WebGLRenderer;
@@ -19,14 +39,20 @@ export class World {
   readonly skyTop = new THREE.Color("#1d3a5c");
   readonly horizon = new THREE.Color("#8ea4b5");
   private readonly ground: THREE.Group = new THREE.Group();
-  private readonly skyMaterial: THREE.ShaderMaterial;
+  private horizonShown = NaN;
+  private readonly skyCss: { top: string; mid: string; horizon: string };
   groundY = 0;
   boundsMin = new THREE.Vector3(-50, 0, -50);
   boundsMax = new THREE.Vector3(50, 30, 50);
 
+  readonly software = softwareRendering();
+
   constructor(readonly canvas: HTMLCanvasElement) {
-    this.renderer = new THREE.WebGLRenderer({ canvas, antialias: true, powerPreference: "high-performance" });
-    this.renderer.setPixelRatio(Math.min(window.devicePixelRatio, 2));
+    // The canvas is transparent where nothing is drawn: the sky is a CSS gradient behind
+    // it (see updateSky), which costs nothing per pixel even on a software rasteriser.
+    this.renderer = new THREE.WebGLRenderer({ canvas, antialias: !this.software, alpha: true, powerPreference: "high-performance" });
+    this.renderer.setClearColor(0x000000, 0);
+    this.renderer.setPixelRatio(this.software ? 1 : Math.min(window.devicePixelRatio, 2));
     this.renderer.outputColorSpace = THREE.SRGBColorSpace;
     this.camera = new THREE.PerspectiveCamera(55, 1, 0.1, 5000);
     this.camera.position.set(60, 40, 80);
@@ -42,22 +68,12 @@ export class World {
       uFogFar: { value: 1200 },
     };
 
-    this.skyMaterial = new THREE.ShaderMaterial({
-      vertexShader: skyVertex,
-      fragmentShader: skyFragment,
-      uniforms: {
-        uTop: { value: this.skyTop },
-        uHorizon: { value: this.horizon },
-        uBottom: { value: new THREE.Color("#3b4138") },
-        uSunWorld: { value: this.sunWorld },
-      },
-      side: THREE.BackSide,
-      depthWrite: false,
-    });
-    const sky = new THREE.Mesh(new THREE.SphereGeometry(1, 32, 16), this.skyMaterial);
-    sky.frustumCulled = false;
-    sky.renderOrder = -1;
-    this.scene.add(sky);
+    const css = (c: THREE.Color) => `#${c.getHexString(THREE.SRGBColorSpace)}`;
+    this.skyCss = {
+      top: css(this.skyTop),
+      mid: css(this.skyTop.clone().lerp(this.horizon, 0.55)),
+      horizon: css(this.horizon),
+    };
 
     const hemi = new THREE.HemisphereLight(0x9fc3e6, 0x3a3326, 1.4);
     const sun = new THREE.DirectionalLight(0xfff1dc, 2.2);
@@ -89,9 +105,11 @@ export class World {
     const center = new THREE.Vector3().addVectors(this.boundsMin, this.boundsMax).multiplyScalar(0.5);
     if (!hasTerrain) {
       const span = Math.max(size.x, size.z, 10) * 8;
+      // Flat ground under a fixed sun is one colour: an unlit material gives the same
+      // picture for a fraction of the per-pixel cost.
       const plane = new THREE.Mesh(
         new THREE.PlaneGeometry(span, span).rotateX(-Math.PI / 2),
-        new THREE.MeshLambertMaterial({ color: 0x3d4a3a }),
+        new THREE.MeshBasicMaterial({ color: 0x3b4a3a }),
       );
       plane.position.set(center.x, this.groundY - 0.02, center.z);
       plane.name = "ground";
@@ -109,6 +127,29 @@ export class World {
     (box.material as THREE.Material).transparent = true;
     (box.material as THREE.Material).opacity = 0.25;
     this.ground.add(box);
+  }
+
+  /**
+   * Move the CSS sky's horizon to where the world's horizon is on screen, so the
+   * gradient meets the fog colour at the far edge of the ground as the camera tilts.
+   */
+  private updateSky(): void {
+    const cam = this.camera;
+    const forward = cam.getWorldDirection(new THREE.Vector3());
+    forward.y = 0;
+    let horizon: number;
+    if (forward.lengthSq() < 1e-8) {
+      horizon = cam.quaternion.y < 0 ? 1 : 0;
+    } else {
+      const far = cam.position.clone().addScaledVector(forward.normalize(), cam.far * 0.5).project(cam);
+      horizon = THREE.MathUtils.clamp((1 - far.y) / 2, -1, 2);
+    }
+    if (Math.abs(horizon - this.horizonShown) < 0.002) return;
+    this.horizonShown = horizon;
+    const h = horizon * 100;
+    const { top, mid, horizon: haze } = this.skyCss;
+    this.canvas.style.background =
+      `linear-gradient(to bottom, ${top} ${(h - 90).toFixed(1)}%, ${mid} ${(h - 30).toFixed(1)}%, ${haze} ${h.toFixed(1)}%, ${haze} 100%)`;
   }
 
   /** Keep view-space light directions in step with the camera (called once per frame). */
@@ -129,6 +170,7 @@ export class World {
   render(): void {
     this.camera.updateMatrixWorld();
     this.updateLights();
+    this.updateSky();
     this.renderer.render(this.scene, this.camera);
   }
 }

@@ -3,11 +3,30 @@
  * nearest-neighbour distance, population per species and step time. uPlot
  * draws them on small canvases at negligible cost next to the 3D view.
  */
+import { Color } from "three";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import type { SpeciesInfo, StatusMessage } from "../protocol/messages";
 
 const HISTORY = 300;
+
+/** A species colour made legible on the dark panel (dark plumage stays recognisable, just lighter). */
+export function chartColor(hex: string): string {
+  const c = new Color(hex);
+  const hsl = { h: 0, s: 0, l: 0 };
+  c.getHSL(hsl);
+  if (hsl.l < 0.6) c.setHSL(hsl.h, Math.max(hsl.s, 0.25), 0.62);
+  return `#${c.getHexString()}`;
+}
+
+/** Short tick labels: 0.5, 12, 1.5k, 20k. */
+function compact(v: number): string {
+  if (v == null) return "";
+  const a = Math.abs(v);
+  if (a >= 1e6) return `${+(v / 1e6).toFixed(1)}M`;
+  if (a >= 1e3) return `${+(v / 1e3).toFixed(1)}k`;
+  return `${+v.toFixed(a < 1 ? 2 : 1)}`;
+}
 
 interface ChartSpec {
   title: string;
@@ -15,6 +34,8 @@ interface ChartSpec {
   sample: (s: StatusMessage) => (number | null)[];
   series: { label: string; stroke: string; dash?: number[] }[];
   range?: [number, number];
+  /** Logarithmic y axis, for quantities whose outliers (a compile, a load) would flatten the rest. */
+  log?: boolean;
 }
 
 export class Charts {
@@ -33,7 +54,7 @@ export class Charts {
       const v = s.metrics?.[sp.name]?.[name];
       return typeof v === "number" && Number.isFinite(v) ? v : null;
     });
-    const perSpecies = (dash?: number[]) => species.map((sp) => ({ label: sp.name, stroke: sp.color, dash }));
+    const perSpecies = (dash?: number[]) => species.map((sp) => ({ label: sp.name, stroke: chartColor(sp.color), dash }));
     const specs: ChartSpec[] = [
       { title: "Polarization", sample: metric("polarization"), series: perSpecies(), range: [0, 1] },
       { title: "Milling", sample: metric("milling"), series: perSpecies(), range: [0, 1] },
@@ -41,8 +62,9 @@ export class Charts {
       { title: "Population", sample: (s) => species.map((sp) => s.counts?.[sp.name] ?? null), series: perSpecies() },
       {
         title: "Step time (ms)",
-        sample: (s) => [s.step_ms, s.encode_ms],
+        sample: (s) => [s.step_ms > 0 ? s.step_ms : null, s.encode_ms > 0 ? s.encode_ms : null],
         series: [{ label: "step", stroke: "#ffd166" }, { label: "encode", stroke: "#4cc9f0" }],
+        log: true,
       },
     ];
     for (const spec of specs) {
@@ -56,10 +78,13 @@ export class Charts {
         height: 150,
         legend: { show: true, live: false },
         cursor: { show: false },
-        scales: { x: { time: false }, y: spec.range ? { range: spec.range } : { auto: true } },
+        scales: {
+          x: { time: false },
+          y: spec.log ? { distr: 3, log: 10 } : spec.range ? { range: spec.range } : { auto: true },
+        },
         axes: [
           { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 28 },
-          { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 40 },
+          { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 44, values: (_u, splits) => splits.map(compact) },
         ],
         series: [{ label: "t (s)" }, ...spec.series.map((s) => ({ label: s.label, stroke: s.stroke, width: 1.5, dash: s.dash, spanGaps: false }))],
       };
@@ -69,14 +94,16 @@ export class Charts {
     this.resize();
   }
 
+  /** Add a status sample, plotted at the simulated time its metrics were computed at. */
   push(status: StatusMessage): void {
-    if (status.loading || !this.plots.length) return;
-    if (status.time < this.lastTime) this.clearData();
-    if (status.time === this.lastTime) return;
-    this.lastTime = status.time;
+    if (status.loading || !this.plots.length || status.metrics_step < 0) return;
+    const t = status.metrics_time;
+    if (t < this.lastTime) this.clearData();
+    if (t === this.lastTime) return;
+    this.lastTime = t;
     for (const p of this.plots) {
       const values = p.spec.sample(status);
-      p.data[0].push(status.time);
+      p.data[0].push(t);
       values.forEach((v, i) => p.data[i + 1]?.push(v));
       if (p.data[0].length > HISTORY) for (const column of p.data) column.shift();
     }

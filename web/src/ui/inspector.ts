@@ -18,16 +18,40 @@ function bar(value: number, color: string): string {
 }
 
 export class Inspector {
+  private shown = "";
+  private body: HTMLElement | null = null;
+  /** Whether the "all components" list is unfolded; kept across redraws. */
+  private componentsOpen = false;
+
   constructor(private readonly root: HTMLElement, private readonly onClose: () => void, private readonly onFollow: () => void) {}
 
+  /**
+   * Show an inspection. The header (with its buttons) is built once per animal and
+   * only the body is redrawn, so a click is never lost to a redraw under the pointer.
+   */
   show(info: InspectMessage): void {
     this.root.classList.remove("hidden");
-    if (!info.alive) {
-      this.root.innerHTML = `<header><h2>${escape(info.species)} #${info.uid}</h2><button class="icon" data-act="close" title="Close">✕</button></header>
-        <p class="muted">This animal is no longer alive.</p>`;
-      this.bind();
-      return;
+    const key = `${info.species}#${info.uid}`;
+    if (key !== this.shown || !this.body) {
+      this.shown = key;
+      this.root.innerHTML = `
+        <header>
+          <h2><span class="species-name">${escape(info.species)}</span> <span class="uid">#${info.uid}</span></h2>
+          <div class="actions"><button data-act="follow" title="Follow with the camera (3)">Follow</button><button class="icon" data-act="close" title="Deselect (Esc)">✕</button></div>
+        </header>
+        <div class="inspector-body"></div>`;
+      this.root.querySelector('[data-act="close"]')?.addEventListener("click", () => this.onClose());
+      this.root.querySelector('[data-act="follow"]')?.addEventListener("click", () => this.onFollow());
+      this.body = this.root.querySelector(".inspector-body");
+      this.body!.addEventListener("toggle", (e) => {
+        const details = e.target as HTMLDetailsElement;
+        if (details.classList.contains("components")) this.componentsOpen = details.open;
+      }, true);
     }
+    this.body!.innerHTML = info.alive ? this.details(info) : `<p class="muted">This animal is no longer alive.</p>`;
+  }
+
+  private details(info: InspectMessage): string {
     const comps = info.components ?? {};
     const energy = comps.energy;
     const hunger = comps.hunger;
@@ -36,18 +60,14 @@ export class Inspector {
     const rows = behaviors.map((b, i) => {
       const color = BEHAVIOR_COLORS[i % BEHAVIOR_COLORS.length];
       return `<tr>
-        <td><span class="swatch" style="background:${color}"></span>${escape(b.name)}<span class="kind">${escape(b.kind)}</span></td>
+        <td><span class="swatch" style="background:${color}"></span>${escape(b.name)}${b.kind !== b.name ? `<span class="kind">${escape(b.kind)}</span>` : ""}</td>
         <td>${bar(b.direction_desire, color)}<small>${fmt(b.direction_desire)}</small></td>
         <td>${bar(b.speed_desire, color)}<small>${fmt(b.speed_desire)} @ ${fmt(b.speed, 1)}</small></td>
         <td class="prio">${b.priority}</td></tr>`;
     }).join("");
     const dv = info.desired_velocity ?? [0, 0, 0];
     const desiredSpeed = Math.hypot(dv[0], dv[1], dv[2]);
-    this.root.innerHTML = `
-      <header>
-        <h2><span class="species-name">${escape(info.species)}</span> <span class="uid">#${info.uid}</span></h2>
-        <div class="actions"><button data-act="follow" title="Follow with the camera">Follow</button><button class="icon" data-act="close" title="Deselect (Esc)">✕</button></div>
-      </header>
+    return `
       <dl class="facts">
         <dt>State</dt><dd id="insp-state">${escape(info.state ?? "—")}</dd>
         <dt>Speed</dt><dd>${fmt(info.speed)} m/s <small class="muted">→ ${fmt(desiredSpeed)}</small></dd>
@@ -56,21 +76,18 @@ export class Inspector {
         <dt>Neighbours</dt><dd>${(info.neighbors ?? []).length}</dd>
         <dt>View</dt><dd>${fmt(info.fov_deg, 0)}° · ${fmt(info.view_distance, 1)} m</dd>
         <dt>Position</dt><dd class="mono">${(info.position ?? []).map((v) => fmt(v, 1)).join(", ")}</dd>
-        ${others.map(([k, v]) => `<dt>${escape(k)}</dt><dd>${fmt(v)}</dd>`).join("")}
       </dl>
+      ${others.length ? `<details class="components"${this.componentsOpen ? " open" : ""}><summary>All components (${others.length})</summary>
+        <dl class="facts">${others.map(([k, v]) => `<dt>${escape(k)}</dt><dd class="mono">${fmt(v)}</dd>`).join("")}</dl></details>` : ""}
       <h3>Behaviours <small class="muted">arrow length = direction desire</small></h3>
       <table class="behaviors"><thead><tr><th>name</th><th>direction</th><th>speed</th><th>prio</th></tr></thead><tbody>${rows || `<tr><td colspan="4" class="muted">none reported</td></tr>`}</tbody></table>
       <p class="legend"><span class="swatch" style="background:#fff"></span>desired velocity <span class="swatch" style="background:#9aa5b1"></span>velocity <span class="swatch" style="background:#40c4ff"></span>neighbours</p>`;
-    this.bind();
   }
 
   hide(): void {
     this.root.classList.add("hidden");
     this.root.innerHTML = "";
-  }
-
-  private bind(): void {
-    this.root.querySelector('[data-act="close"]')?.addEventListener("click", () => this.onClose());
-    this.root.querySelector('[data-act="follow"]')?.addEventListener("click", () => this.onFollow());
+    this.shown = "";
+    this.body = null;
   }
 }

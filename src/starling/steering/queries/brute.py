@@ -47,31 +47,33 @@ def query(
     sees_all = fov_deg >= 360.0
     c = np.float32(math.cos(math.radians(fov_deg / 2.0)) - 2.0**-20)
     target_index = np.arange(target_position.shape[0])
-    for i in range(n):
-        o = target_position - self_position[i]
-        if box is not None:
-            for a in range(3):
-                L = box[a]
-                if L > 0:
-                    inverse = np.float32(1) / L
-                    o[:, a] = o[:, a] - L * np.rint(o[:, a] * inverse)
-        d2 = o[:, 0] * o[:, 0] + o[:, 1] * o[:, 1] + o[:, 2] * o[:, 2]
-        dist = np.sqrt(d2)
-        ok = dist.astype(np.float64) <= max_distance
-        if exclude_self:
-            ok[i] = False
-        if not sees_all:
-            fx, fy, fz = self_forward[i]
-            threshold = c * np.sqrt(fx * fx + fy * fy + fz * fz)
-            dot = fx * o[:, 0] + fy * o[:, 1] + fz * o[:, 2]
-            ok &= dot >= threshold * dist
-        candidates = target_index[ok]
-        ranked = candidates[np.lexsort((candidates, dist[candidates]))]
-        kept = ranked[:k]
-        count = kept.shape[0]
-        out_index[i, :count] = kept
-        out_index[i, count:] = -1
-        out_distance[i, :count] = dist[kept]
-        out_distance[i, count:] = np.inf
-        out_count[i] = count
-        out_overflow[i] = candidates.shape[0] - count
+    # Non-finite positions give NaN or inf offsets; they fail the tests below.
+    with np.errstate(invalid="ignore", over="ignore"):
+        for i in range(n):
+            o = target_position - self_position[i]
+            if box is not None:
+                for a in range(3):
+                    L = box[a]
+                    if L > 0:
+                        inverse = np.float32(1) / L
+                        o[:, a] = o[:, a] - L * np.rint(o[:, a] * inverse)
+            d2 = o[:, 0] * o[:, 0] + o[:, 1] * o[:, 1] + o[:, 2] * o[:, 2]
+            dist = np.sqrt(d2)
+            ok = dist.astype(np.float64) <= max_distance
+            if exclude_self:
+                ok[i] = False
+            if not sees_all:
+                fx, fy, fz = self_forward[i]
+                threshold = c * np.sqrt(fx * fx + fy * fy + fz * fz)
+                dot = fx * o[:, 0] + fy * o[:, 1] + fz * o[:, 2]
+                ok &= dot >= threshold * dist
+            candidates = target_index[ok]
+            ranked = candidates[np.lexsort((candidates, dist[candidates]))]
+            kept = ranked[:k]
+            count = kept.shape[0]
+            out_index[i, :count] = kept
+            out_index[i, count:] = -1
+            out_distance[i, :count] = dist[kept]
+            out_distance[i, count:] = np.inf
+            out_count[i] = count
+            out_overflow[i] = candidates.shape[0] - count

@@ -10,9 +10,9 @@ and cheap enough for a million animals per frame.  This module answers it with
 a uniform grid that is thrown away and rebuilt on every call.
 
 *Why rebuild instead of update.*  Animals move every step, so an incremental
-structure pays bookkeeping on every move.  A counting sort over cell ids is two
-linear passes (histogram, then scatter) over memory in a predictable pattern,
-so rebuilding costs less than maintaining, and nothing can go stale.
+structure pays bookkeeping on every move.  A counting sort over cell ids is a
+histogram and a scatter over memory in a predictable pattern, so rebuilding
+costs less than maintaining, and nothing can go stale.
 
 *Why a dense grid first.*  The thesis (5.3.2) prefers a hashed sparse grid so
 that a user never has to declare a bounding box.  We get the same freedom by
@@ -23,38 +23,51 @@ kilometres from its flock) would a dense grid need too many cells; then the
 cells are enlarged a little or, past that, the same counting sort runs over
 the buckets of a spatial hash, where only occupied cells cost memory.
 
-*Why cell order ("coherent" layout).*  The scatter pass gathers every target's
-position into a buffer sorted by cell, so the animals of one cell are adjacent
-in memory, and so are the cells of one x-row (cell ids grow fastest along x).
-Queries are issued in the same cell order, so consecutive queries read the same
-few runs of memory and stay in cache; this is what makes a million animals
-affordable.
+*Why cell order ("coherent" layout).*  The sort gathers every target's position
+(and, for a population querying itself, its forward) into buffers ordered by
+cell, so the animals of one cell are adjacent in memory, and so are the cells
+of one x-row (cell ids grow fastest along x).  Queries run in the same order,
+so consecutive queries read the same few stretches of memory while they are in
+cache.  For large populations the rows are also written in that order and
+moved to their animals afterwards in one pass, instead of being written at
+random from the query loop.
 
 *Rows, not cells.*  For a query point the grid visits the (y, z) rows of cells
-that can reach the search sphere; inside a row the sphere's chord fixes the x
-extent, and because a row is contiguous the whole extent is one run of targets
-(two when it crosses the seam of a periodic box).  This replaces the classical
-27-cell stencil by at most nine short runs, skips rows that cannot touch the
-sphere, and leaves the cell width (``CELL_SCALE``) to trade run overshoot
-against the number of rows.
+whose slab can reach the search sphere; a row is contiguous, so the cells in
+x reach form one run of targets (two across the seam of a periodic box).  The
+classical 27-cell stencil becomes at most nine runs, and rows beyond the
+sphere are skipped.  Cells one radius wide measured fastest at the benchmark
+density (``CELL_SCALE``): narrower cells scan fewer animals but visit more rows.
+
+*Branch-free inner loop.*  At flocking densities a query meets about thirty
+candidates of which about five are in reach, spread over runs of three or four.
+Measured, the cost was not the arithmetic but mispredicted branches: one per
+run end and one per accepted candidate.  So the runs are listed first, then
+walked as one flat sequence (the next run is selected arithmetically); every
+candidate's offset, distance and field-of-view test are computed and its slot
+appended to a per-thread buffer whose length only grows when it passes; and
+the few accepted candidates are finally placed by rank (how many keys are
+smaller), again without branches.  A neighbourhood too dense for the buffer
+falls back to a sorted insertion into the row.
 
 *Wrap-around for free.*  A periodic axis costs nothing in the interior: a run
 that does not cross the seam holds no pair whose minimum image differs from
-its plain offset, so the minimum image is only computed in seam rows and runs.
+its plain offset, so the minimum image is only computed for queries near a
+seam.
 
-*Exactness.*  Pruning (which rows and x extents to visit) is done in float64
-with a slightly inflated radius, so it can only visit too much, never too
-little.  Each visited candidate then goes through the one pair test defined
-here (float32 offset, minimum image, squared distance against a threshold, the
-cosine field of view test), the same test the k-d tree path applies and that
-``brute.py`` restates in NumPy.  Kept neighbours go into an insertion-sorted
-buffer of length k keyed by (distance, target index), so the result does not
-depend on the order in which candidates were met, nor on the thread count.
+*Exactness.*  Pruning (which rows and cells to visit) is done in float64 with a
+slightly inflated radius, so it can only visit too much, never too little.
+Every visited candidate then goes through the one pair test defined here
+(float32 offset, minimum image, squared distance against a threshold, the
+cosine field-of-view test), which the k-d tree path also applies and
+``brute.py`` restates in NumPy.  Rows are ordered by (distance, target index),
+so the result does not depend on the order candidates were met in, nor on the
+thread count.
 
 *Threads.*  Each query writes only its own output row, so queries run in a
-``prange`` without locks.  Starting Numba's thread pool costs tens of
-microseconds, so small populations use a serial kernel (``SERIAL_QUERY_MAX``).
-The serial and parallel kernels are compiled from one Python function.
+``prange`` without locks.  Small populations use a serial kernel
+(``SERIAL_QUERY_MAX``, set where the measured start-up of the parallel region
+stops paying).  The serial and parallel kernels compile from one function.
 """
 
 from __future__ import annotations
@@ -63,6 +76,7 @@ import functools
 import math
 import types
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -80,10 +94,16 @@ __all__ = [
 # are visited; see ``benchmarks/neighbor_queries.py`` for the measurement.
 CELL_SCALE = 1.0
 # Queries of up to this many animals run in a serial kernel: below it the
-# start-up of the parallel region costs more than the work it would split.
-SERIAL_QUERY_MAX = 3000
+# start-up of the parallel region (about 3 us with Numba's workqueue layer on
+# the 2-core reference machine) costs more than the work it would split.  Measured
+# crossover: 32-64 animals at the benchmark density.
+SERIAL_QUERY_MAX = 48
 # Counting sorts of at least this many points spread their passes over threads.
 PARALLEL_BUILD_MIN = 100_000
+# Up to this many animals, query rows are written straight to their animals'
+# rows; beyond it they are written in cell order and scattered afterwards
+# (random row writes from the query loop stall on cache misses at large n).
+DIRECT_ROWS_MAX = 32_768
 # A dense grid may have this many cells per target (plus a floor) before the
 # grid switches to larger cells or to hashing.
 _CELLS_PER_POINT = 8
@@ -94,6 +114,12 @@ _HASH_COORD_LIMIT = (1 << 21) - 1
 _HASH_MULT = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15, Fibonacci hashing
 _MODE_DENSE = 0
 _MODE_HASH = 1
+
+# The query kernels index per-thread scratch with ``numba.get_thread_id()``.
+# Numba binds that symbol when it starts its thread pool, which compiling such a
+# kernel does but loading it from the on-disk cache does not; asking for the
+# thread count starts the pool, so cached kernels find the symbol.
+numba.get_num_threads()
 # Relative and absolute (per unit of coordinate magnitude) inflation of the
 # pruning radius; float32 rounding of the exact pair test is far below both.
 _REACH_REL = 2.0**-16
@@ -190,18 +216,34 @@ def _fov_threshold(fx, fy, fz, cos_limit):
 
 
 @njit(cache=True, inline="always")
-def _insert_at(count, k, dist, j, last_dist, last_index):
-    """Where a candidate enters a full-or-not sorted row: slot to start from, or -1.
+def _insert_row(out_index, out_distance, row, count, k, dist, j):
+    """Insert candidate ``(dist, j)`` into the sorted top-k ``row``; returns the new count.
 
     Rows are ordered by (distance, target index).  While the row has room the
-    candidate starts at slot ``count``; when it is full it must beat the last
-    entry and starts at slot ``k - 1`` (evicting it).
+    candidate is placed by shifting larger entries right; once it is full the
+    candidate must beat the last entry, which it evicts.  Used by the k-d tree
+    path and by the grid's dense-neighbourhood path (the grid's common path
+    ranks its few candidates without branches instead).
     """
     if count < k:
-        return count
-    if dist < last_dist or (dist == last_dist and j < last_index):
-        return k - 1
-    return -1
+        pos = count
+        count += 1
+    else:
+        last = out_distance[row, k - 1]
+        if dist > last or (dist == last and j > out_index[row, k - 1]):
+            return count
+        pos = k - 1
+    while pos > 0:
+        prev = out_distance[row, pos - 1]
+        if prev > dist or (prev == dist and out_index[row, pos - 1] > j):
+            out_distance[row, pos] = prev
+            out_index[row, pos] = out_index[row, pos - 1]
+            pos -= 1
+        else:
+            break
+    out_distance[row, pos] = dist
+    out_index[row, pos] = j
+    return count
 
 
 def _serial_and_parallel(body, name):
@@ -265,7 +307,7 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
       across the seam; it is gridded flat over the targets' extent, which keeps
       e.g. the constant y of a 2D world to one cell;
     * otherwise a wrapping axis is a ring of ``floor(L / w)`` cells of width
-      ``L / dims >= w``;
+      ``L / dims >= w``, starting at the animals' minimum coordinate;
     * a non-wrapping axis spans the targets' extent from their minimum.
 
     When the dense cell count would exceed about ``8 m`` the cells grow (up to
@@ -306,9 +348,12 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
         uhi = bbox[15 + a]
         span = uhi - ulo if (abs(ulo) < np.inf and abs(uhi) < np.inf) else 0.0
         if L > 0.0 and span >= L - 2.0 * reach:
+            # The ring's frame starts at the animals' minimum, so a world whose
+            # box is [b, b + L) rather than [0, L) keeps the seam-free fast path.
             ring[a] = L
             extent[a] = L
-            inside[a] = 1.0 if (ulo >= 0.0 and uhi < L) else 0.0
+            origin[a] = ulo if abs(ulo) < np.inf else 0.0
+            inside[a] = 1.0 if span < L else 0.0
         else:
             origin[a] = lo
             extent[a] = max(hi - lo, 0.0)
@@ -349,7 +394,8 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
         # A run that does not cross the seam may skip the minimum image when
         # every coordinate is already inside [0, L) and the reach is well under
         # half a period (then no visited pair can have a shorter image).
-        idim[7 + a] = 1 if (ring[a] > 0.0 and inside[a] > 0.0 and 4.0 * (reach + wa) < ring[a]) else 0
+        skip = ring[a] > 0.0 and inside[a] > 0.0 and 4.0 * (reach + wa) < ring[a]
+        idim[7 + a] = 1 if skip else 0
     idim[3] = mode
     if mode == _MODE_HASH:
         bits = 6
@@ -368,11 +414,10 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
 @njit(cache=True, inline="always")
 def _axis_cell(v, origin, inv, ring, n):
     """Cell coordinate of coordinate ``v``: wrapped on a ring, clamped otherwise (NaN -> 0)."""
+    v = v - origin
     if ring > 0.0:
         v = v - ring * np.floor(v / ring)
-        f = v * inv
-    else:
-        f = (v - origin) * inv
+    f = v * inv
     if f >= 0.0:
         if f < n:
             return np.int64(f)
@@ -402,12 +447,13 @@ def _axis_range(v, rp, origin, inv, ring, n):
             return np.int64(1), np.int64(0), v, False
         if 2.0 * rp >= ring:
             return np.int64(0), n - 1, v, True
-        vv = v - ring * np.floor(v / ring)
-        lo = np.int64(math.floor((vv - rp) * inv))
-        hi = np.int64(math.floor((vv + rp) * inv))
+        d = v - origin
+        d = d - ring * np.floor(d / ring)
+        lo = np.int64(math.floor((d - rp) * inv))
+        hi = np.int64(math.floor((d + rp) * inv))
         if hi - lo + 1 >= n:
-            return np.int64(0), n - 1, vv, True
-        return lo, hi, vv, False
+            return np.int64(0), n - 1, v, True
+        return lo, hi, d + origin, False
     flo = (v - rp - origin) * inv
     fhi = (v + rp - origin) * inv
     if not (fhi >= 0.0 and flo < n):
@@ -423,16 +469,13 @@ def _axis_range(v, rp, origin, inv, ring, n):
 
 @njit(cache=True, inline="always")
 def _gap(vv, c, origin, width, full):
-    """Distance from ``vv`` to the slab of unwrapped cell ``c`` (0 inside it, or for a full ring)."""
-    if full:
-        return 0.0
+    """Distance from ``vv`` to the slab of unwrapped cell ``c`` (0 inside it, or for a full ring).
+
+    Written with ``max`` so that it compiles without branches.
+    """
     edge = origin + c * width
-    if vv < edge:
-        return edge - vv
-    edge += width
-    if vv > edge:
-        return vv - edge
-    return 0.0
+    g = max(edge - vv, vv - (edge + width), 0.0)
+    return 0.0 if full else g
 
 
 @njit(cache=True, inline="always")
@@ -450,18 +493,24 @@ def _wrap_cell(c, n):
 # ---------------------------------------------------------------------------
 
 
-def _counting_sort_body(pos, geom, idim, start, cursor, cell_of, order, sorted_pos, sorted_key):
-    """Stable counting sort of ``pos`` ((m, 3) float32) into cell order.
+def _counting_sort_body(
+    pos, fwd, geom, idim, start, counts, cell_of, order, sorted_pos, sorted_fwd,
+):
+    """Stable counting sort of ``pos`` ((m, 3) float32) into cell order, in chunks.
 
     Writes ``start`` (prefix sums, cells + 1), ``order`` (sorted slot ->
-    original index), ``sorted_pos`` (positions gathered into cell order) and,
-    in hash mode, ``sorted_key`` (each slot's packed cell key, used to reject
-    hash collisions).  Key computation and gathers run in ``prange``; the
-    histogram and the scatter of indices stay sequential, which keeps the sort
-    stable and the result identical for every thread count.
+    original index), ``sorted_pos`` (positions gathered into cell order) and
+    ``sorted_fwd`` (``fwd`` gathered the same way, when ``fwd`` has rows).  In
+    hash mode the "cells" are the buckets of the packed cell keys.  ``counts``
+    is (chunks, cells) scratch: each chunk of consecutive points is
+    histogrammed and scattered by its own thread, writing behind the earlier
+    chunks in every cell, so the order is the stable one whatever the number
+    of chunks or threads.
     """
     m = pos.shape[0]
     nc = idim[5]
+    chunks = counts.shape[0]
+    size = (m + chunks - 1) // chunks
     hashed = idim[3] == _MODE_HASH
     mask = idim[4]
     shift = 64 - idim[6]
@@ -474,34 +523,39 @@ def _counting_sort_body(pos, geom, idim, start, cursor, cell_of, order, sorted_p
         cy = _axis_cell(np.float64(pos[j, 1]), oy, iy, ry, ny)
         cz = _axis_cell(np.float64(pos[j, 2]), oz, iz, rz, nz)
         if hashed:
-            key = cx | (cy << 21) | (cz << 42)
-            sorted_key[j] = key  # staged here, permuted below
-            cell_of[j] = _hash_bucket(key, mask, shift)
+            cell_of[j] = _hash_bucket(cx | (cy << 21) | (cz << 42), mask, shift)
         else:
             cell_of[j] = (cz * ny + cy) * nx + cx
-    for c in range(nc + 1):
-        start[c] = 0
-    for j in range(m):
-        start[cell_of[j] + 1] += 1
+    for p in prange(chunks):
+        for c in range(nc):
+            counts[p, c] = 0
+        for j in range(p * size, min(m, (p + 1) * size)):
+            counts[p, cell_of[j]] += 1
+    # Cell starts, and each chunk's first slot in every cell.
+    acc = 0
     for c in range(nc):
-        start[c + 1] += start[c]
-    for c in range(nc):
-        cursor[c] = start[c]
-    for j in range(m):
-        c = cell_of[j]
-        u = cursor[c]
-        cursor[c] = u + 1
-        order[u] = j
+        start[c] = acc
+        for p in range(chunks):
+            v = counts[p, c]
+            counts[p, c] = acc
+            acc += v
+    start[nc] = acc
+    for p in prange(chunks):
+        for j in range(p * size, min(m, (p + 1) * size)):
+            c = cell_of[j]
+            u = counts[p, c]
+            counts[p, c] = u + 1
+            order[u] = j
+    gather_fwd = fwd.shape[0] == m
     for u in prange(m):
         j = order[u]
         sorted_pos[u, 0] = pos[j, 0]
         sorted_pos[u, 1] = pos[j, 1]
         sorted_pos[u, 2] = pos[j, 2]
-    if hashed:
-        for u in prange(m):
-            cell_of[u] = sorted_key[order[u]]
-        for u in prange(m):
-            sorted_key[u] = cell_of[u]
+        if gather_fwd:
+            sorted_fwd[u, 0] = fwd[j, 0]
+            sorted_fwd[u, 1] = fwd[j, 1]
+            sorted_fwd[u, 2] = fwd[j, 2]
 
 
 _counting_sort_serial, _counting_sort_parallel = _serial_and_parallel(
@@ -513,26 +567,49 @@ _counting_sort_serial, _counting_sort_parallel = _serial_and_parallel(
 # Query.
 # ---------------------------------------------------------------------------
 
+# Candidates found by a query are buffered per thread; up to this many are
+# ranked with the branch-free all-pairs count, more go through insertion.
+_RANK_MAX = 32
+# Runs of targets one query can list: cells are at least half the reach wide,
+# so at most 5 x 5 rows of 2 runs (dense) or 5 x 5 x 5 buckets (hash).
+_RUN_MAX = 128
+_EXCLUDE_NONE = 0
+_EXCLUDE_SLOT = 1  # queriers are the built targets: skip the querier's own slot
+_EXCLUDE_INDEX = 2  # same population in another array: skip by original index
+
 
 def _query_body(
-    spos, sorder, sfwd, tpos, torder, tkey, start, geom, idim, box, r2, rp, cos_limit,
-    sees_all, exclude_self, k, out_index, out_distance, out_count, out_overflow,
+    spos, sfwd, sorder, direct, tpos, torder, start, geom, idim, box, r2, rp,
+    cos_limit, sees_all, exclude, k, out_index, out_distance, out_count, out_overflow,
+    scratch_slot, scratch_dist, scratch_runs,
 ):
-    """Neighbours of the animals ``spos`` ((n, 3) float32, in cell order; ``sorder``
-    maps slot to original index, ``sfwd`` is indexed by original index) among the
-    cell-ordered targets ``tpos`` / ``torder`` / ``tkey`` with cell starts ``start``.
+    """Neighbours of the cell-ordered animals ``spos`` / ``sfwd`` ((n, 3) float32).
 
-    Per animal: visit the (y, z) rows in reach, skip rows beyond the sphere,
-    cut each row to the sphere's chord in x, and scan the resulting runs (dense
-    grid: one run per row, two across a seam; hashed grid: one bucket per cell,
-    filtered by key).  Per candidate: float32 offset (minimum image only in seam
-    rows/runs), squared distance against ``r2``, self test, square root, field
-    of view test, insertion into the row's sorted top-k.  Writes row ``i`` of
-    the outputs only.
+    ``sorder`` maps a query slot to the animal's original index; the output row
+    is that index when ``direct`` and the slot otherwise (``_scatter_rows`` then
+    moves rows home, cheaper at large n than writing rows at random).  Targets
+    are the cell-ordered ``tpos`` / ``torder`` with cell (or bucket) starts
+    ``start`` and geometry ``geom`` / ``idim``.  ``exclude`` skips the querier
+    itself by slot (queriers are the built targets) or by index.  The scratch
+    arrays are per thread (row ``numba.get_thread_id()``): ``scratch_slot`` /
+    ``scratch_dist`` buffer candidates, ``scratch_runs`` lists runs.
+
+    Per animal, phase 1 lists the runs of targets in reach: the (y, z) rows
+    whose slab the sphere touches, each contributing the cells of the x range
+    as one run (two across a periodic seam; in hash mode one bucket per cell,
+    each bucket once).  Phase 2 walks all runs as one flat sequence, branch
+    free: every candidate's float32 offset, squared distance, square root and
+    field of view test are computed, and its slot and distance are appended to
+    the buffer, whose length grows only when the candidate passes.  Phase 3
+    turns slots into target indices and places the few candidates by rank (the
+    number of smaller (distance, index) keys), also branch free.  A
+    neighbourhood too dense for the buffer is walked run by run instead and the
+    buffer emptied into the row by insertion whenever it fills up.
     """
     n = spos.shape[0]
+    cap = scratch_slot.shape[1]
     gx, gy, gz = geom[0], geom[1], geom[2]
-    wx, wy, wz = geom[3], geom[4], geom[5]
+    wy, wz = geom[4], geom[5]
     ix, iy, iz = geom[6], geom[7], geom[8]
     rx, ry, rz = geom[9], geom[10], geom[11]
     nx, ny, nz = idim[0], idim[1], idim[2]
@@ -541,127 +618,242 @@ def _query_body(
     shift = 64 - idim[6]
     skip_x, skip_y, skip_z = idim[7] == 1, idim[8] == 1, idim[9] == 1
     bx, by, bz = box[0], box[1], box[2]
+    zero = np.float32(0.0)
     one = np.float32(1.0)
-    vx = one / bx if bx > 0 else np.float32(0.0)
-    vy = one / by if by > 0 else np.float32(0.0)
-    vz = one / bz if bz > 0 else np.float32(0.0)
+    vx = one / bx if bx > 0 else zero
+    vy = one / by if by > 0 else zero
+    vz = one / bz if bz > 0 else zero
     rp2 = rp * rp
-    for t in prange(n):
-        i = sorder[t]
+    for tp in prange(n):
+        # prange may type its index unsigned; mixing that with signed values
+        # would promote to float, so take a signed copy.
+        t = np.int64(tp)
+        tid = numba.get_thread_id()
+        cs = scratch_slot[tid]
+        cd = scratch_dist[tid]
+        runs = scratch_runs[tid]
+        i = np.int64(sorder[t])
+        row = i if direct else t
         px = spos[t, 0]
         py = spos[t, 1]
         pz = spos[t, 2]
-        fx = sfwd[i, 0]
-        fy = sfwd[i, 1]
-        fz = sfwd[i, 2]
+        fx = sfwd[t, 0]
+        fy = sfwd[t, 1]
+        fz = sfwd[t, 2]
         thr = _fov_threshold(fx, fy, fz, cos_limit)
-        excl = i if exclude_self else -1
-        count = 0
+        excl_slot = t if exclude == _EXCLUDE_SLOT else -1
+        excl = i if exclude == _EXCLUDE_INDEX else -1
         total = 0
+        count = 0
+        nc = 0
+        flushed = False
         ylo, yhi, yv, yfull = _axis_range(py, rp, gy, iy, ry, ny)
         zlo, zhi, zv, zfull = _axis_range(pz, rp, gz, iz, rz, nz)
-        if ylo > yhi or zlo > zhi:
-            ylo = np.int64(1)
-            yhi = np.int64(0)
+        xlo, xhi, xv, xfull = _axis_range(px, rp, gx, ix, rx, nx)
+        if ylo > yhi or xlo > xhi:
+            zhi = zlo - 1
+        # The x range is the same for every row: one run, or two across a seam.
+        seam = rx > 0.0 and not xfull and (xlo < 0 or xhi >= nx)
+        wrap_x = bx > 0 and rx > 0.0 and not (skip_x and not seam)
+        a0 = xlo
+        b0 = xhi
+        a1 = np.int64(0)
+        b1 = np.int64(-1)
+        nruns = 1
+        if hashed:
+            nruns = xhi - xlo + 1
+        elif seam:
+            nruns = 2
+            if xlo < 0:
+                a0 = xlo + nx
+                b0 = nx - 1
+                b1 = xhi
+            else:
+                b0 = nx - 1
+                b1 = xhi - nx
+        # Phase 1: list the runs of targets in reach (no candidate touched yet).
+        # Rows beyond the sphere and empty runs are written but not counted,
+        # which keeps this loop free of unpredictable branches.
+        nr = 0
+        span = 0
+        wrap_any = False
         for czu in range(zlo, zhi + 1):
             dz = _gap(zv, czu, gz, wz, zfull)
             rem_z = rp2 - dz * dz
-            if rem_z < 0.0:
-                continue
             cz = _wrap_cell(czu, nz)
             # Seam-free rows on a ring need no minimum image (see _plan).
-            lz = bz if (rz > 0.0 and not (skip_z and czu == cz and not zfull)) else np.float32(0.0)
+            wrap_z = bz > 0 and rz > 0.0 and not (skip_z and czu == cz and not zfull)
             for cyu in range(ylo, yhi + 1):
                 dy = _gap(yv, cyu, gy, wy, yfull)
-                rem = rem_z - dy * dy
-                if rem < 0.0:
-                    continue
+                in_reach = rem_z - dy * dy >= 0.0
                 cy = _wrap_cell(cyu, ny)
-                ly = by if (ry > 0.0 and not (skip_y and cyu == cy and not yfull)) else np.float32(0.0)
-                xlo, xhi, xv, xfull = _axis_range(px, math.sqrt(rem), gx, ix, rx, nx)
-                if xlo > xhi:
-                    continue
-                seam = rx > 0.0 and not xfull and (xlo < 0 or xhi >= nx)
-                lx = bx if (rx > 0.0 and not (skip_x and not seam and not xfull)) else np.float32(0.0)
-                wrap_any = lx > 0 or ly > 0 or lz > 0
+                wrap_y = by > 0 and ry > 0.0 and not (skip_y and cyu == cy and not yfull)
+                wrap_row = wrap_x | wrap_y | wrap_z
                 base = (cz * ny + cy) * nx
-                keybase = (cy << 21) | (cz << 42)
-                # Runs: dense rows give one contiguous run (two across a seam);
-                # hashed rows give one bucket per cell.
-                a0 = xlo
-                b0 = xhi
-                a1 = np.int64(0)
-                b1 = np.int64(-1)
-                nruns = 1
-                if hashed:
-                    nruns = xhi - xlo + 1
-                elif seam:
-                    nruns = 2
-                    if xlo < 0:
-                        a0 = xlo + nx
-                        b0 = nx - 1
-                        b1 = xhi
-                    else:
-                        b0 = nx - 1
-                        b1 = xhi - nx
                 for q in range(nruns):
-                    key = np.int64(0)
                     if hashed:
-                        key = keybase | _wrap_cell(xlo + q, nx)
+                        # Distinct cells may share a bucket: list each bucket
+                        # once; its other cells' animals fail the exact test.
+                        key = (cy << 21) | (cz << 42) | _wrap_cell(xlo + q, nx)
                         b = _hash_bucket(key, mask, shift)
-                        s0 = start[b]
+                        for v in range(nr):
+                            if runs[2 * _RUN_MAX + v] == b:
+                                b = -1
+                        if b < 0:
+                            continue
+                        s = start[b]
                         s1 = start[b + 1]
                     elif q == 0:
-                        s0 = start[base + a0]
+                        b = base + a0
+                        s = start[b]
                         s1 = start[base + b0 + 1]
                     else:
-                        s0 = start[base + a1]
+                        b = base + a1
+                        s = start[b]
                         s1 = start[base + b1 + 1]
-                    for u in range(s0, s1):
-                        if hashed and tkey[u] != key:
-                            continue
-                        ox = tpos[u, 0] - px
-                        oy = tpos[u, 1] - py
-                        oz = tpos[u, 2] - pz
-                        if wrap_any:
-                            ox = _wrap(ox, lx, vx)
-                            oy = _wrap(oy, ly, vy)
-                            oz = _wrap(oz, lz, vz)
+                    runs[nr] = s
+                    runs[_RUN_MAX + nr] = s1
+                    runs[2 * _RUN_MAX + nr] = b
+                    listed = in_reach & (s1 > s)
+                    nr += listed
+                    span += listed * (s1 - s)
+                    wrap_any = wrap_any | (listed & wrap_row)
+        # Phase 2: test every candidate.  The runs are walked as one flat
+        # sequence: at the end of a run the next one is selected arithmetically,
+        # so the loop has a single, predictable exit instead of one per run.
+        # Where the minimum image is needed at all, it is applied on every axis
+        # (on a seam-free axis it returns the plain offset bit for bit).
+        lx = bx if wrap_any else zero
+        ly = by if wrap_any else zero
+        lz = bz if wrap_any else zero
+        if nr > 0 and span <= cap - nc:
+            runs[nr] = 0
+            runs[_RUN_MAX + nr] = 0
+            rr = 0
+            u = runs[0]
+            e = runs[_RUN_MAX]
+            if wrap_any:
+                for _ in range(span):
+                    ox = _wrap(tpos[u, 0] - px, lx, vx)
+                    oy = _wrap(tpos[u, 1] - py, ly, vy)
+                    oz = _wrap(tpos[u, 2] - pz, lz, vz)
+                    d2 = ox * ox + oy * oy + oz * oz
+                    dist = math.sqrt(d2)
+                    ok = (
+                        (d2 <= r2)
+                        & (u != excl_slot)
+                        & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
+                    )
+                    cs[nc] = u
+                    cd[nc] = dist
+                    nc += ok
+                    u += 1
+                    at_end = u == e
+                    rr += at_end
+                    u += at_end * (runs[rr] - u)
+                    e += at_end * (runs[_RUN_MAX + rr] - e)
+            else:
+                for _ in range(span):
+                    ox = tpos[u, 0] - px
+                    oy = tpos[u, 1] - py
+                    oz = tpos[u, 2] - pz
+                    d2 = ox * ox + oy * oy + oz * oz
+                    dist = math.sqrt(d2)
+                    ok = (
+                        (d2 <= r2)
+                        & (u != excl_slot)
+                        & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
+                    )
+                    cs[nc] = u
+                    cd[nc] = dist
+                    nc += ok
+                    u += 1
+                    at_end = u == e
+                    rr += at_end
+                    u += at_end * (runs[rr] - u)
+                    e += at_end * (runs[_RUN_MAX + rr] - e)
+        else:
+            # A dense neighbourhood: more candidates than the buffer holds.
+            # Walk the runs in buffer-sized pieces, emptying the buffer into
+            # the row by insertion whenever it fills up.
+            for q in range(nr):
+                s = runs[q]
+                s1 = runs[_RUN_MAX + q]
+                while s < s1:
+                    e = min(s1, s + (cap - nc))
+                    if e <= s:
+                        for a in range(nc):
+                            j = torder[cs[a]]
+                            if j != excl:
+                                total += 1
+                                count = _insert_row(
+                                    out_index, out_distance, row, count, k, cd[a], j
+                                )
+                        nc = 0
+                        flushed = True
+                        continue
+                    for u in range(s, e):
+                        ox = _wrap(tpos[u, 0] - px, lx, vx)
+                        oy = _wrap(tpos[u, 1] - py, ly, vy)
+                        oz = _wrap(tpos[u, 2] - pz, lz, vz)
                         d2 = ox * ox + oy * oy + oz * oz
-                        if d2 > r2:
-                            continue
-                        j = torder[u]
-                        if j == excl:
-                            continue
                         dist = math.sqrt(d2)
-                        if not (sees_all or fx * ox + fy * oy + fz * oz >= thr * dist):
-                            continue
-                        total += 1
-                        pos = _insert_at(
-                            count, k, dist, j, out_distance[i, k - 1], out_index[i, k - 1]
+                        ok = (
+                            (d2 <= r2)
+                            & (u != excl_slot)
+                            & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
                         )
-                        if pos < 0:
-                            continue
-                        if count < k:
-                            count += 1
-                        while pos > 0:
-                            prev = out_distance[i, pos - 1]
-                            if prev > dist or (prev == dist and out_index[i, pos - 1] > j):
-                                out_distance[i, pos] = prev
-                                out_index[i, pos] = out_index[i, pos - 1]
-                                pos -= 1
-                            else:
-                                break
-                        out_distance[i, pos] = dist
-                        out_index[i, pos] = j
-        for s in range(count, k):
-            out_index[i, s] = -1
-            out_distance[i, s] = np.inf
-        out_count[i] = count
-        out_overflow[i] = total - count
+                        cs[nc] = u
+                        cd[nc] = dist
+                        nc += ok
+                    s = e
+        # Buffered slots -> target indices, dropping the querier itself when
+        # it is recognised by index.
+        kept = 0
+        for a in range(nc):
+            j = torder[cs[a]]
+            cs[kept] = j
+            cd[kept] = cd[a]
+            kept += j != excl
+        nc = kept
+        total += kept
+        if not flushed and nc <= _RANK_MAX:
+            for a in range(nc):
+                da = cd[a]
+                ja = cs[a]
+                rank = 0
+                for b in range(nc):
+                    db = cd[b]
+                    rank += (db < da) | ((db == da) & (cs[b] < ja))
+                if rank < k:
+                    out_distance[row, rank] = da
+                    out_index[row, rank] = ja
+            count = min(nc, k)
+        else:
+            for a in range(nc):
+                count = _insert_row(out_index, out_distance, row, count, k, cd[a], cs[a])
+        for c in range(count, k):
+            out_index[row, c] = -1
+            out_distance[row, c] = np.inf
+        out_count[row] = count
+        out_overflow[row] = total - count
 
 
 _query_serial, _query_parallel = _serial_and_parallel(_query_body, "_query")
+
+
+@njit(cache=True, parallel=True)
+def _scatter_rows(sorder, src_index, src_distance, src_count, src_overflow,
+                  out_index, out_distance, out_count, out_overflow):
+    """Move rows written in query (cell) order to their animals' rows."""
+    k = src_index.shape[1]
+    for t in prange(sorder.shape[0]):
+        i = sorder[t]
+        for c in range(k):
+            out_index[i, c] = src_index[t, c]
+            out_distance[i, c] = src_distance[t, c]
+        out_count[i] = src_count[t]
+        out_overflow[i] = src_overflow[t]
 
 
 def _grow(buf: np.ndarray, size: int) -> np.ndarray:
@@ -683,12 +875,12 @@ class GridIndex:
     Use, as ``find_neighbors`` does::
 
         grid = GridIndex()
-        grid.build(target_position, max_distance, box32, self_position=self_position)
-        grid.query(self_position, self_forward, max_distance, fov_deg, k,
-                   out_index, out_distance, out_count, out_overflow, exclude_self=...)
+        grid.build(target_position, max_distance, box32, target_forward=fwd)
+        grid.query(target_position, fwd, max_distance, fov_deg, k,
+                   out_index, out_distance, out_count, out_overflow, exclude_self=True)
 
-    Positions are (n, 3) float32 C-ordered arrays; ``box32`` is None or the
-    (3,) float32 periodic box with 0 on axes that do not wrap
+    Positions and forwards are (n, 3) float32 C-ordered arrays; ``box32`` is
+    None or the (3,) float32 periodic box with 0 on axes that do not wrap
     (``neighbors.normalize_box``).
     """
 
@@ -697,18 +889,27 @@ class GridIndex:
         self.geom = np.zeros(12, dtype=np.float64)
         self.idim = np.zeros(10, dtype=np.int64)
         self.start = np.zeros(16, dtype=np.int32)
-        self.cursor = np.zeros(16, dtype=np.int32)
-        self.cell_of = np.zeros(16, dtype=np.int64)
+        self.counts = np.zeros((1, 16), dtype=np.int32)
+        self.cell_of = np.zeros(16, dtype=np.int32)
         self.order = np.zeros(16, dtype=np.int32)
         self.positions = np.zeros((16, 3), dtype=np.float32)
-        self.keys = np.zeros(16, dtype=np.int64)
+        self.forwards = np.zeros((16, 3), dtype=np.float32)
         self.self_order = np.zeros(16, dtype=np.int32)
         self.self_positions = np.zeros((16, 3), dtype=np.float32)
-        self.self_keys = np.zeros(16, dtype=np.int64)
+        self.self_forwards = np.zeros((16, 3), dtype=np.float32)
         self.self_start = np.zeros(16, dtype=np.int32)
+        self.rows_index = np.zeros((16, 1), dtype=np.int32)
+        self.rows_distance = np.zeros((16, 1), dtype=np.float32)
+        self.rows_count = np.zeros(16, dtype=np.int32)
+        self.rows_overflow = np.zeros(16, dtype=np.int32)
+        self.scratch_slot = np.zeros((1, 1), dtype=np.int32)
+        self.scratch_dist = np.zeros((1, 1), dtype=np.float32)
+        self.scratch_runs = np.zeros((1, 3 * _RUN_MAX + 1), dtype=np.int64)
         self._bbox = np.zeros(30, dtype=np.float64)
         self._box = np.zeros(3, dtype=np.float32)
+        self._no_forward = np.zeros((0, 3), dtype=np.float32)
         self._targets: np.ndarray | None = None
+        self._forwards_of: np.ndarray | None = None
         self._m = 0
         self._reach = 0.0
 
@@ -727,19 +928,37 @@ class GridIndex:
         """Cell widths per axis (metres) of the last ``build``."""
         return float(self.geom[3]), float(self.geom[4]), float(self.geom[5])
 
+    def _sort(self, pos, fwd, start, order, sorted_pos, sorted_fwd) -> None:
+        m = pos.shape[0]
+        ncells = int(self.idim[5])
+        parallel = m >= PARALLEL_BUILD_MIN
+        chunks = numba.get_num_threads() if parallel else 1
+        if self.counts.shape[0] < chunks or self.counts.shape[1] < ncells:
+            self.counts = np.zeros(
+                (max(chunks, self.counts.shape[0]), max(ncells, int(self.counts.shape[1] * 1.5))),
+                dtype=np.int32,
+            )
+        counts = self.counts[:chunks]
+        sort = _counting_sort_parallel if parallel else _counting_sort_serial
+        sort(pos, fwd, self.geom, self.idim, start, counts, self.cell_of, order, sorted_pos,
+             sorted_fwd)
+
     def build(
         self,
         target_position: np.ndarray,
         max_distance: float,
         box: np.ndarray | None = None,
         self_position: np.ndarray | None = None,
+        target_forward: np.ndarray | None = None,
     ) -> None:
         """Sort ``target_position`` ((m, 3) float32) into a grid for radius ``max_distance``.
 
         ``box``: None or the normalised (3,) float32 periodic box.
         ``self_position`` (optional (n, 3) float32): the animals that will
-        query, whose extent is needed to decide whether a wrapping axis can be
-        gridded flat (``_plan``); pass it whenever it is not the target array.
+        query, when they are not the targets; their extent decides whether a
+        wrapping axis can be gridded flat (``_plan``).  ``target_forward``
+        (optional (m, 3) float32): when the targets will also be the queriers,
+        their forwards are gathered into cell order along with the positions.
         """
         m = target_position.shape[0]
         box32 = self._box
@@ -756,16 +975,15 @@ class GridIndex:
         ncells = int(self.idim[5])
         if self.start.shape[0] < ncells + 1:
             self.start = _grow(self.start, ncells + 1)
-            self.cursor = _grow(self.cursor, ncells)
         if self.order.shape[0] < m:
             self.cell_of = _grow(self.cell_of, m)
             self.order = _grow(self.order, m)
             self.positions = _grow(self.positions, m)
-            self.keys = _grow(self.keys, m)
-        sort = _counting_sort_parallel if m >= PARALLEL_BUILD_MIN else _counting_sort_serial
-        sort(target_position, self.geom, self.idim, self.start, self.cursor, self.cell_of,
-             self.order, self.positions, self.keys)
+            self.forwards = _grow(self.forwards, m)
+        fwd = self._no_forward if target_forward is None else target_forward
+        self._sort(target_position, fwd, self.start, self.order, self.positions, self.forwards)
         self._targets = target_position
+        self._forwards_of = target_forward
         self._m = m
 
     def query(
@@ -789,36 +1007,58 @@ class GridIndex:
         ``out_index`` ((n, k) int32, -1 padded) and ``out_distance`` ((n, k)
         float32, +inf padded) sorted by (distance, index), and the (n,) int32
         ``out_count`` and ``out_overflow``.  When ``self_position`` is the array
-        that was built, the build's cell order is the query order; otherwise the
-        animals are first counting-sorted into the same grid so that
-        consecutive queries read neighbouring memory.
+        that was built (and its forwards were given to ``build``), the build's
+        cell order is the query order; otherwise the animals are first
+        counting-sorted into the same grid so that consecutive queries read
+        neighbouring memory.  ``exclude_self`` skips target ``i`` in row ``i``.
         """
         n = self_position.shape[0]
         if max_distance * (1.0 + _REACH_REL / 2) > self._reach:
             raise ValueError("query radius exceeds the radius the grid was built for")
         r2, cos_limit, sees_all = query_thresholds(float(max_distance), float(fov_deg))
-        m = self._m
-        if self_position is self._targets:
-            spos = self.positions if self.positions.shape[0] == n else self.positions[:n]
-            sorder = self.order
+        if self_position is self._targets and self_forward is self._forwards_of:
+            spos, sfwd, sorder = self.positions, self.forwards, self.order
+            exclude = _EXCLUDE_SLOT if exclude_self else _EXCLUDE_NONE
         else:
-            ncells = int(self.idim[5])
             if self.self_order.shape[0] < n:
                 self.self_order = _grow(self.self_order, n)
                 self.self_positions = _grow(self.self_positions, n)
-                self.self_keys = _grow(self.self_keys, n)
-                self.cell_of = _grow(self.cell_of, max(n, m))
+                self.self_forwards = _grow(self.self_forwards, n)
+                self.cell_of = _grow(self.cell_of, max(n, self._m))
+            ncells = int(self.idim[5])
             if self.self_start.shape[0] < ncells + 1:
                 self.self_start = _grow(self.self_start, ncells + 1)
-                self.cursor = _grow(self.cursor, ncells)
-            sort = _counting_sort_parallel if n >= PARALLEL_BUILD_MIN else _counting_sort_serial
-            sort(self_position, self.geom, self.idim, self.self_start, self.cursor, self.cell_of,
-                 self.self_order, self.self_positions, self.self_keys)
-            spos = self.self_positions if self.self_positions.shape[0] == n else self.self_positions[:n]
-            sorder = self.self_order
+            self._sort(self_position, self_forward, self.self_start, self.self_order,
+                       self.self_positions, self.self_forwards)
+            spos, sfwd, sorder = self.self_positions, self.self_forwards, self.self_order
+            exclude = _EXCLUDE_INDEX if exclude_self else _EXCLUDE_NONE
+        if spos.shape[0] != n:
+            spos = spos[:n]
+            sfwd = sfwd[:n]
+        threads = numba.config.NUMBA_NUM_THREADS
+        width = 4 * k + 256
+        if self.scratch_slot.shape[0] < threads or self.scratch_slot.shape[1] < width:
+            self.scratch_slot = np.zeros((threads, width), dtype=np.int32)
+            self.scratch_dist = np.zeros((threads, width), dtype=np.float32)
+            self.scratch_runs = np.zeros((threads, 3 * _RUN_MAX + 1), dtype=np.int64)
+        direct = n <= DIRECT_ROWS_MAX
+        if direct:
+            rows = (out_index, out_distance, out_count, out_overflow)
+        else:
+            if self.rows_count.shape[0] < n or self.rows_index.shape[1] != k:
+                cap = max(n, self.rows_count.shape[0])
+                self.rows_index = np.empty((cap, k), dtype=np.int32)
+                self.rows_distance = np.empty((cap, k), dtype=np.float32)
+                self.rows_count = np.empty(cap, dtype=np.int32)
+                self.rows_overflow = np.empty(cap, dtype=np.int32)
+            rows = (self.rows_index, self.rows_distance, self.rows_count, self.rows_overflow)
         kernel = _query_serial if n <= SERIAL_QUERY_MAX else _query_parallel
         kernel(
-            spos, sorder, self_forward, self.positions, self.order, self.keys, self.start,
-            self.geom, self.idim, self._box, r2, self._reach, cos_limit, sees_all,
-            exclude_self, k, out_index, out_distance, out_count, out_overflow,
+            spos, sfwd, sorder, direct, self.positions, self.order, self.start,
+            self.geom, self.idim, self._box, r2, self._reach, cos_limit, sees_all, exclude, k,
+            rows[0], rows[1], rows[2], rows[3], self.scratch_slot, self.scratch_dist,
+            self.scratch_runs,
         )
+        if not direct:
+            _scatter_rows(sorder[:n] if sorder.shape[0] != n else sorder, *rows,
+                          out_index, out_distance, out_count, out_overflow)

@@ -1,23 +1,24 @@
 """k-d tree neighbour query: ``scipy.spatial.cKDTree`` candidates, exact selection.
 
 The thesis' alternative to the grid (5.3.3, 9.5.3): a balanced k-d tree, built
-in O(m log m), answering k-nearest queries in O(k log m).  Here it is the
-second method and a second oracle, so correctness comes first:
+in O(m log m), answering radius queries in about O(log m + found).  Here it is
+the second method and a second oracle, so correctness comes first:
 
-1. The tree (float64, ``boxsize`` for the wrap-around axes) proposes
-   candidates: for each animal the ``kk`` nearest targets within a radius
-   slightly larger than ``max_distance``.  A row whose ``kk``-th candidate was
-   found may have more, so those rows are asked again with ``kk`` doubled until
-   every row has all of its in-radius targets.  All of them are needed: the
-   field of view must filter *before* the k nearest are chosen (thesis 5.1.3,
-   Figure 5.4) and ``overflow`` must count every animal that passed.
-2. A compiled kernel applies the exact float32 pair test of the grid kernel
-   (``grid._wrap`` and friends) and keeps the k best by (distance, index)
-   in the same insertion-sorted buffer, so the output is bit-identical to the
-   grid's and independent of the tree's internal order and thread count.
+1. The trees (float64, ``boxsize`` on the wrap-around axes) list every
+   (animal, target) pair within a radius slightly larger than
+   ``max_distance``: ``query_pairs`` when the animals query their own
+   population (each pair found once, used both ways), else
+   ``sparse_distance_matrix`` between a tree of the animals and one of the
+   targets.  All pairs in reach are needed, not just the k nearest: the field
+   of view filters *before* the k nearest are chosen (thesis 5.1.3, Figure
+   5.4) and ``overflow`` counts every animal that passed.
+2. The pairs are grouped by animal, and a compiled kernel applies the grid's
+   float32 pair test (``grid._wrap`` and friends) and keeps the k best by
+   (distance, index) with the same insertion, so the output is bit-identical
+   to the grid's and independent of the tree's order and of the thread count.
 
 Non-finite positions can never pass the pair test, so they are left out of the
-tree (targets) or not queried (animals).
+trees.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from scipy.spatial import cKDTree
 from starling.steering.queries.grid import (
     SERIAL_QUERY_MAX,
     _fov_threshold,
-    _insert_at,
+    _insert_row,
     _serial_and_parallel,
     _wrap,
     query_thresholds,
@@ -41,23 +42,23 @@ __all__ = ["query"]
 
 
 def _select_body(
-    rows, candidates, spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
+    offsets, candidates, spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
     out_index, out_distance, out_count, out_overflow,
 ):
-    """Exact selection for animals ``rows[r]`` among their candidate targets ``candidates[r]``.
+    """Exact selection for every animal ``i`` among ``candidates[offsets[i]:offsets[i + 1]]``.
 
-    ``candidates`` is (len(rows), kk) int64 with -1 for "no candidate".  The
-    pair test and the sorted insertion are the grid kernel's, step for step
-    (float32 offset, minimum image, ``d2 <= r2``, self test, square root, field
-    of view, insertion by (distance, index)), so both methods agree bit for bit.
+    ``candidates`` holds target indices grouped by animal (CSR layout).  The
+    pair test and the insertion are the grid kernel's, step for step (float32
+    offset, minimum image, ``d2 <= r2``, square root, field of view, insertion
+    by (distance, index)), so both methods agree bit for bit.
     """
     bx, by, bz = box[0], box[1], box[2]
     one = np.float32(1.0)
     vx = one / bx if bx > 0 else np.float32(0.0)
     vy = one / by if by > 0 else np.float32(0.0)
     vz = one / bz if bz > 0 else np.float32(0.0)
-    for r in prange(rows.shape[0]):
-        i = rows[r]
+    for ip in prange(spos.shape[0]):
+        i = np.int64(ip)
         px = spos[i, 0]
         py = spos[i, 1]
         pz = spos[i, 2]
@@ -67,9 +68,9 @@ def _select_body(
         thr = _fov_threshold(fx, fy, fz, cos_limit)
         count = 0
         total = 0
-        for c in range(candidates.shape[1]):
-            j = candidates[r, c]
-            if j < 0 or (exclude_self and j == i):
+        for c in range(offsets[i], offsets[i + 1]):
+            j = candidates[c]
+            if exclude_self and j == i:
                 continue
             ox = _wrap(tpos[j, 0] - px, bx, vx)
             oy = _wrap(tpos[j, 1] - py, by, vy)
@@ -81,21 +82,7 @@ def _select_body(
             if not (sees_all or fx * ox + fy * oy + fz * oz >= thr * dist):
                 continue
             total += 1
-            pos = _insert_at(count, k, dist, j, out_distance[i, k - 1], out_index[i, k - 1])
-            if pos < 0:
-                continue
-            if count < k:
-                count += 1
-            while pos > 0:
-                prev = out_distance[i, pos - 1]
-                if prev > dist or (prev == dist and out_index[i, pos - 1] > j):
-                    out_distance[i, pos] = prev
-                    out_index[i, pos] = out_index[i, pos - 1]
-                    pos -= 1
-                else:
-                    break
-            out_distance[i, pos] = dist
-            out_index[i, pos] = j
+            count = _insert_row(out_index, out_distance, i, count, k, dist, j)
         for s in range(count, k):
             out_index[i, s] = -1
             out_distance[i, s] = np.inf
@@ -113,6 +100,16 @@ def _wrap_into_box(x: np.ndarray, length: float) -> np.ndarray:
     return y
 
 
+def _tree_points(position: np.ndarray, box: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Finite rows of ``position`` as float64 tree input (wrapped into the box), and their rows."""
+    ok = np.flatnonzero(np.isfinite(position).all(axis=1))
+    data = position[ok].astype(np.float64)
+    for a in range(3):
+        if box[a] > 0:
+            data[:, a] = _wrap_into_box(data[:, a], float(box[a]))
+    return data, ok
+
+
 def query(
     self_position: np.ndarray,
     self_forward: np.ndarray,
@@ -127,62 +124,51 @@ def query(
     out_count: np.ndarray,
     out_overflow: np.ndarray,
 ) -> None:
-    """Fill the (n, k) output rows using a k-d tree over the targets.
+    """Fill the (n, k) output rows using k-d trees.
 
     ``self_position``, ``self_forward``: (n, 3) float32; ``target_position``:
-    (m, 3) float32, m >= 1; ``box``: None or (3,) float32 with 0 on axes that
-    do not wrap.  Outputs as in ``neighbors.Neighbors``.
+    (m, 3) float32 (the very same array when the animals query their own
+    population); ``box``: None or (3,) float32 with 0 on axes that do not
+    wrap.  Outputs as in ``neighbors.Neighbors``.
     """
+    n = self_position.shape[0]
     r2, cos_limit, sees_all = query_thresholds(float(max_distance), float(fov_deg))
     box32 = np.zeros(3, dtype=np.float32) if box is None else box
-    out_index.fill(-1)
-    out_distance.fill(np.inf)
-    out_count.fill(0)
-    out_overflow.fill(0)
-
-    targets_ok = np.flatnonzero(np.isfinite(target_position).all(axis=1))
-    queries_ok = np.flatnonzero(np.isfinite(self_position).all(axis=1))
-    if targets_ok.size == 0 or queries_ok.size == 0:
-        return
-    data = target_position[targets_ok].astype(np.float64)
-    points = self_position[queries_ok].astype(np.float64)
-    boxsize = None
-    if box32.any():
-        boxsize = np.zeros(3)
-        for a in range(3):
-            L = float(box32[a])
-            if L > 0.0:
-                boxsize[a] = L
-                data[:, a] = _wrap_into_box(data[:, a], L)
-                points[:, a] = _wrap_into_box(points[:, a], L)
+    boxsize = np.where(box32 > 0, box32, 0).astype(np.float64) if box32.any() else None
+    same = self_position is target_position
+    targets, target_ok = _tree_points(target_position, box32)
+    if same:
+        points, point_ok = targets, target_ok
+    else:
+        points, point_ok = _tree_points(self_position, box32)
     # Candidate radius: inflated like the grid's pruning radius so that float64
-    # tree distances can never drop a pair the float32 test would accept.
-    magnitude = max(float(np.abs(data).max()), float(np.abs(points).max()), float(box32.max()))
+    # tree distances can never drop a pair the float32 test would accept (its
+    # rounding grows with the raw coordinates, wherever they lie).
+    magnitude = float(box32.max())
+    for raw, ok in ((target_position, target_ok), (self_position, point_ok)):
+        if ok.size:
+            magnitude = max(magnitude, float(np.abs(raw[ok]).max()))
     reach = max_distance * (1.0 + 2.0**-16) + magnitude * 2.0**-18
-    tree = cKDTree(data, boxsize=boxsize)
-    m_ok = data.shape[0]
-    # Tree slot -> original target index; the tree's "missing" slot maps to -1.
-    to_target = np.append(targets_ok, -1).astype(np.int64)
-
-    rows = queries_ok
-    todo = np.arange(rows.shape[0])
-    kk = min(m_ok, max(2 * k + 2, 8))
-    while todo.size:
-        dist, slot = tree.query(points[todo], k=kk, distance_upper_bound=reach, workers=-1)
-        if kk == 1:
-            dist = dist[:, None]
-            slot = slot[:, None]
-        if kk >= m_ok:
-            complete = np.ones(todo.shape[0], dtype=bool)
-        else:
-            complete = ~np.isfinite(dist[:, -1])
-        candidates = to_target[slot[complete]]
-        done_rows = rows[todo[complete]].astype(np.int64)
-        select = _select_serial if done_rows.shape[0] <= SERIAL_QUERY_MAX else _select_parallel
-        select(
-            done_rows, np.ascontiguousarray(candidates), self_position, self_forward,
-            target_position, box32, r2, cos_limit, sees_all, exclude_self, k,
-            out_index, out_distance, out_count, out_overflow,
+    if targets.shape[0] == 0 or points.shape[0] == 0:
+        rows = cols = np.zeros(0, dtype=np.int64)
+    elif same:
+        pairs = cKDTree(targets, boxsize=boxsize).query_pairs(reach, output_type="ndarray")
+        first = target_ok[pairs[:, 0]]
+        second = target_ok[pairs[:, 1]]
+        rows = np.concatenate([first, second, target_ok])
+        cols = np.concatenate([second, first, target_ok])
+    else:
+        found = cKDTree(points, boxsize=boxsize).sparse_distance_matrix(
+            cKDTree(targets, boxsize=boxsize), reach, output_type="ndarray"
         )
-        todo = todo[~complete]
-        kk = min(m_ok, 2 * kk)
+        rows = point_ok[found["i"]]
+        cols = target_ok[found["j"]]
+    order = np.argsort(rows, kind="stable")
+    candidates = np.ascontiguousarray(cols[order], dtype=np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=offsets[1:])
+    select = _select_serial if n <= SERIAL_QUERY_MAX else _select_parallel
+    select(
+        offsets, candidates, self_position, self_forward, target_position, box32, r2, cos_limit,
+        sees_all, exclude_self, k, out_index, out_distance, out_count, out_overflow,
+    )

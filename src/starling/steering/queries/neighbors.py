@@ -42,6 +42,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -211,18 +212,30 @@ def normalize_box(box) -> np.ndarray | None:
     ``box`` is None (no wrap-around) or three side lengths of a wrap-around box
     over ``[0, L)``; an axis given as ``inf`` or 0 does not wrap (a world that
     wraps in x and z but has a floor and a sky, say).  Returns None when no axis
-    wraps.  Raises ValueError for a wrong shape, a negative or NaN side.
+    wraps.  Raises ValueError for a wrong shape or a negative or NaN side.  The
+    returned array is shared between calls with the same box and read-only.
     """
     if box is None:
         return None
-    b = np.asarray(box, dtype=np.float64)
-    if b.shape != (3,):
-        raise ValueError(f"box must have shape (3,), got {b.shape}")
-    if np.isnan(b).any() or (b < 0).any():
-        raise ValueError(f"box sides must be > 0 (inf or 0 for an axis that does not wrap), got {box!r}")
-    b = np.where(np.isfinite(b), b, 0.0).astype(np.float32)
+    try:
+        sides = tuple(float(x) for x in box)
+    except (TypeError, ValueError):
+        raise ValueError(f"box must be three side lengths, got {box!r}") from None
+    return _normalized_box(sides)
+
+
+@functools.lru_cache(maxsize=64)
+def _normalized_box(sides: tuple) -> np.ndarray | None:
+    if len(sides) != 3:
+        raise ValueError(f"box must have shape (3,), got {len(sides)} sides")
+    if any(math.isnan(x) or x < 0 for x in sides):
+        raise ValueError(
+            f"box sides must be > 0 (inf or 0 for an axis that does not wrap), got {sides}"
+        )
+    b = np.array([x if math.isfinite(x) else 0.0 for x in sides], dtype=np.float32)
     if not b.any():
         return None
+    b.flags.writeable = False
     return b
 
 
@@ -303,11 +316,12 @@ def find_neighbors(
     m = tpos.shape[0]
     if sfwd.shape[0] != n:
         raise ValueError(f"self_forward has {sfwd.shape[0]} rows, self_position has {n}")
-    if exclude_self:
-        if m != n:
-            raise ValueError(f"exclude_self needs one population (n == m), got n={n}, m={m}")
-        if not same and _same_memory(spos, tpos):
-            tpos = spos
+    if exclude_self and m != n:
+        raise ValueError(f"exclude_self needs one population (n == m), got n={n}, m={m}")
+    if not same and m == n and _same_memory(spos, tpos):
+        # Two views of one array: treat it as one population, so the grid can
+        # reuse its sort for the queries.
+        tpos = spos
     box32 = normalize_box(box)
     k = spec.k
     if out is None:
@@ -323,7 +337,8 @@ def find_neighbors(
         grid = out._grid
         if grid is None:
             grid = out._grid = GridIndex()
-        grid.build(tpos, r, box32, self_position=spos)
+        forwards = sfwd if tpos is spos else None
+        grid.build(tpos, r, box32, self_position=spos, target_forward=forwards)
         grid.query(
             spos, sfwd, r, spec.fov_deg, k, out.index, out.distance, out.count, out.overflow,
             exclude_self=exclude_self,

@@ -161,7 +161,7 @@ def rotate_pattern_to_axis(pattern: np.ndarray, axis: np.ndarray) -> np.ndarray:
     return pattern @ rot.T
 
 
-@njit(cache=True, error_model="numpy", nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
 def _frame(fx, fy, fz, ux, uy, uz, mode):
     """Orthonormal ``(lateral, up, forward)`` of an animal (see the module docstring)."""
     if mode == MODE_YAW:
@@ -191,7 +191,7 @@ def _frame(fx, fy, fz, ux, uy, uz, mode):
     return lx, ly, lz, vx, vy, vz, fx, fy, fz
 
 
-@njit(cache=True, error_model="numpy", nogil=True)
+@njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
 def _fill(k, pos, fwd, up, pattern, offset, mode, out_o, out_d):
     count = pattern.shape[0]
     k = np.int64(k)

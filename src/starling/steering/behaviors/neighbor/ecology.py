@@ -6,8 +6,8 @@ need to remember (chewing, hunger, the last threat) lives in components that the
 ecology system updates between steps.
 
 * ``chase_food`` (11.2.3): toward food, from the **mouth**. Each food item within the
-  radius and field of view weighs ``nutrition · (1 − d/r) · f_q2(2α/fov)`` with ``d``
-  measured from the mouth; the direction is the weighted mean of the directions from
+  radius and field of view (360° sees all around) weighs ``nutrition · (1 − d/r)`` with
+  ``d`` measured from the mouth; the direction is the weighted mean of the directions from
   the mouth, the activation ``a = ease(1 − d_best/r)`` is the closeness of the
   heaviest item, and both desires are ``weight · hunger^hunger_power · a``. The speed
   grows from ``min_speed`` to ``max_speed`` with ``a``. A chewing animal has no opinion.
@@ -37,7 +37,7 @@ from pydantic import Field, field_validator
 
 from ...params import BehaviorParams, NeighborBehaviorParams
 from ...registry import behavior
-from ...shaping import ease, easing_code, f_q2, observability
+from ...shaping import ease, easing_code, observability
 
 
 class _EasedParams(NeighborBehaviorParams):
@@ -156,8 +156,7 @@ def chase_food(agents, others, neighbors, p, time, dt, out):
                 j = index[i, q]
                 if food[j] <= 0.0:
                     continue
-                a2 = 2.0 * angle[i, q]
-                if a2 >= fov:
+                if fov < 2.0 * math.pi and 2.0 * angle[i, q] >= fov:
                     continue
                 d0 = dist[i, q]
                 cx = unit[i, q, 0] * d0 - mx
@@ -167,7 +166,7 @@ def chase_food(agents, others, neighbors, p, time, dt, out):
                 if d >= r:
                     continue
                 c = 1.0 - d / r
-                w = nutrition[j] * c * f_q2(a2 / fov, p.angle_power)
+                w = nutrition[j] * c
                 if w <= 0.0:
                     continue
                 if d > 1e-9:
@@ -215,7 +214,7 @@ def avoid_when_eating(agents, others, neighbors, p, time, dt, out):
         if chew[i] > 0.0:
             for q in range(count[i]):
                 d = dist[i, q]
-                if d >= r or 2.0 * angle[i, q] >= fov:
+                if d >= r or (fov < 2.0 * math.pi and 2.0 * angle[i, q] >= fov):
                     continue
                 w = 1.0 - d / r
                 sx -= w * unit[i, q, 0]

@@ -5,6 +5,7 @@ as ``weight * f_q1(d)`` with ``d`` the distance remapped from
 [``min_radius``, ``max_radius``] to [0, 1] (eq. 6.8). No opinion on speed.
 """
 import math
+from collections import namedtuple
 from typing import Literal
 
 from numba import prange
@@ -84,11 +85,15 @@ class MultiHomingParams(BehaviorParams):
 
     def kernel_params(self):
         import numpy as np
-        from collections import namedtuple
 
-        t = namedtuple("MultiHomingKernel", ["weight_direction", "weight_speed", "homes", "power"])
         homes = np.array([[*h.center, h.min_radius, h.max_radius] for h in self.homes], np.float64)
-        return t(np.float64(self.weight_direction), np.float64(self.weight_speed), homes, np.float64(self.power))
+        return _MultiHomingKernel(np.float64(self.weight_direction), np.float64(self.weight_speed), homes,
+                                  np.float64(self.power))
+
+
+# one class for every instance: a new class per call would be a new Numba type per species,
+# and the dispatcher would then take its slow path on every call
+_MultiHomingKernel = namedtuple("MultiHomingKernel", ["weight_direction", "weight_speed", "homes", "power"])
 
 
 @behavior("multi_homing", kind="simple", params=MultiHomingParams)

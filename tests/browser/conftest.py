@@ -1,0 +1,66 @@
+"""A real server and a real Chromium for the browser tests.
+
+The server runs the built front-end from the package's static folder on a free
+localhost port (in a background thread of this process); Chromium is Debian's
+package driven by Playwright, with software WebGL (SwiftShader) so it works on
+machines without a GPU or display.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+STATIC = Path(__file__).resolve().parents[2] / "src" / "starling" / "server" / "static"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.path.exists(CHROMIUM):
+        return
+    skip = pytest.mark.skip(reason=f"{CHROMIUM} is absent: install Debian's chromium package (make system-deps)")
+    for item in items:
+        if "browser" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def live_server():
+    """The app on a free port, streaming the built-in flock (1,000 birds) in real time."""
+    if not (STATIC / "index.html").is_file():
+        pytest.fail(f"the front-end is not built in {STATIC}: run `make setup` (npm ci && npm run build in web/)")
+    from starling.server import BackgroundServer, create_app
+
+    app = create_app("flock", seed=1)
+    with BackgroundServer(app, startup_timeout=60) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    """A fresh tab on the viewer, already showing frames; console errors fail the test."""
+    context = browser.new_context(viewport={"width": 960, "height": 640})
+    tab = context.new_page()
+    problems: list[str] = []
+    tab.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    tab.on("console", lambda msg: problems.append(f"console error: {msg.text}") if msg.type == "error" else None)
+    tab.goto(live_server.url)
+    tab.wait_for_function("() => window.__starling && window.__starling.state().framesApplied > 2", timeout=60_000)
+    yield tab
+    context.close()
+    assert not problems, problems
