@@ -11,7 +11,7 @@ Extending: :func:`starling.behavior` registers a new behaviour (see docs/extendi
 """
 from .config import ConfigError, json_schema, load_scenario_config, scenario_names, validate_scenario
 from .simulation import Simulation, load_scenario
-from .steering.params import BehaviorParams, NeighborBehaviorParams
+from .steering.params import BehaviorParams, NeighborBehaviorParams, RayBehaviorParams
 from .steering.registry import behavior, mover
 
 __version__ = "0.1.0"
@@ -19,4 +19,5 @@ __version__ = "0.1.0"
 __all__ = [
     "Simulation", "load_scenario", "load_scenario_config", "validate_scenario", "scenario_names",
     "json_schema", "ConfigError", "behavior", "mover", "BehaviorParams", "NeighborBehaviorParams",
+    "RayBehaviorParams",
 ]

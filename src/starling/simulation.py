@@ -135,6 +135,16 @@ class Simulation:
     def population(self, name: str) -> Population:
         return self.world.population(name)
 
+    @property
+    def environment(self):
+        """The scene's static :class:`~starling.environment.Environment` (None without an ``[environment]``).
+
+        Cast rays into it with :func:`starling.environment.cast_rays` (a gun, a look-out),
+        or ask it for heights, water and solids.
+        """
+        system = next((s for s in self.systems if getattr(s, "environment", None) is not None), None)
+        return None if system is None else system.environment
+
     def step(self, n: int = 1) -> None:
         """Advance ``n`` fixed steps."""
         for _ in range(int(n)):
@@ -224,6 +234,7 @@ class Simulation:
             "state": None,
             "components": {name: float(pop.component(name)[row]) for name in pop.component_names},
             "neighbors": [],
+            "rays": [],
             "behaviors": [],
             "desired_velocity": [float(x) for x in pipeline.desired[row]],
             "fov_deg": float(cfg.groups[0].query.fov_deg) if cfg.groups else 360.0,
@@ -235,6 +246,7 @@ class Simulation:
         if detail:
             info["behaviors"] = detail["behaviors"]
             info["neighbors"] = detail["neighbors"]
+            info["rays"] = detail["rays"]
             info["desired_velocity"] = detail["desired_velocity"]
         return info
 
@@ -281,6 +293,18 @@ class Simulation:
         for system in self.systems:
             out.update(system.scene(self))
         return out
+
+    def describe_environment(self) -> Optional[dict]:
+        """The static geometry a viewer draws (terrain, water, obstacles, meshes), or None.
+
+        The shape is the browser protocol's ``Environment`` (see ``docs/protocol.md``);
+        it is the ``environment`` part of :meth:`scene`.
+        """
+        for system in self.systems:
+            part = system.scene(self).get("environment")
+            if part is not None:
+                return part
+        return None
 
 
 def load_scenario(name_or_path: Union[str, Path], *, seed: Optional[int] = None, dt: Optional[float] = None,

@@ -125,3 +125,49 @@ def test_thrown_apples_fly_fall_and_float_or_rest(build):
     assert apples.position[0, 0] > 2.0  # it flew before landing
     sim.step(20)  # apples rot away after their lifetime
     assert apples.n == 0
+
+
+MEADOW = {
+    "name": "meadow", "dt": DT,
+    "world": {"bounds_min": [-50, -5, -50], "bounds_max": [50, 10, 50]},
+    "environment": {"shapes": [{"kind": "box", "center": [8, 0, 0], "half_extents": [3, 0.05, 3], "layer": "grass"}]},
+    "species": [{
+        "name": "sheep", "count": 1, "spawn": {"center": [0, 0.5, 0], "size": [0, 0, 0], "speed": [0, 0]},
+        "mover": {"kind": "planar", "max_speed": 3.0, "speed_up_acceleration": 2.0, "slow_down_acceleration": 3.0},
+        "ecology": {"hunger": {"start": 1.0, "rate": 0.0},
+                    "eating": {"bite": 0.2, "chew_time": 1.0},
+                    "graze": {"reach": 1.5, "max_speed": 0.3, "nutrition": 0.5}},
+        "ray_groups": [{"label": "grass",
+                        "query": {"shape": "cone3d", "count": 16, "fov_deg": 100, "max_distance": 15,
+                                  "direction": [0, -0.3, 1], "layers": ["grass"]},
+                        "behaviors": [{"kind": "find_grass", "priority": 2, "weight_direction": 0.9,
+                                       "weight_speed": 0.9, "eat_radius": 1.0}]}],
+        "behaviors": [{"kind": "go_forward", "speed": 2.0, "weight_direction": 0.1, "weight_speed": 0.1}],
+    }],
+}
+
+
+def test_a_hungry_sheep_walks_onto_the_grass_slows_down_and_grazes(build):
+    pytest.importorskip("starling.environment.system")
+    sim, eco = build(MEADOW)
+    sheep = sim.population("sheep")
+    sheep.forward[0] = np.float32([1, 0, 0])
+    sheep.velocity[0] = np.float32([1, 0, 0])
+    for _ in range(600):
+        sim.step()
+        if eco.counters["sheep"]["eaten"]:
+            break
+    assert eco.counters["sheep"]["eaten"] == 1
+    assert 5.0 <= sheep.position[0, 0] <= 11.0  # on the meadow
+    assert float(np.linalg.norm(sheep.velocity[0])) <= 0.3
+    assert sheep.component("hunger")[0] == pytest.approx(1.0 - 0.2 * 0.5)
+    sim.step(60)
+    assert eco.counters["sheep"]["eaten"] >= 2  # it stays and keeps grazing
+    assert 5.0 <= sheep.position[0, 0] <= 11.0
+
+
+def test_grazing_needs_an_environment(config_problems):
+    data = {**MEADOW}
+    data.pop("environment")
+    data["species"] = [{**MEADOW["species"][0], "ray_groups": []}]
+    assert config_problems(data) == ["species.0.ecology.graze: grazing needs an [environment] with shapes on a grass layer"]

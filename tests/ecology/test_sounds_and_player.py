@@ -156,3 +156,18 @@ def test_scenarios_without_a_player_say_so(build):
     sim, eco = build(data)
     with pytest.raises(ValueError, match="move_player is not available"):
         sim.move_player((0, 0, 0))
+
+
+def test_walls_of_the_environment_stop_bullets(build):
+    pytest.importorskip("starling.environment.system")
+    data = copy.deepcopy(LINE)
+    data["environment"] = {"shapes": [{"kind": "box", "center": [0, 1.5, -3], "half_extents": [2, 2, 0.2],
+                                       "layer": "environment"}]}
+    sim, eco = build(data)
+    sheep = sim.population("sheep")
+    sheep.position[:] = np.float32([[0, 1.5, 0], [0, 1.5, 5], [10, 1.5, 0]])
+    out = sim.fire((0, 1.5, -10), (0, 0, 1))
+    assert out["hit"] is None
+    assert out["impact"] == pytest.approx([0, 1.5, -3.2], abs=1e-4)  # the wall's near face
+    out = sim.fire((10, 1.5, -10), (0, 0, 1))  # beside the wall
+    assert out["hit"] == {"species": "sheep", "uid": int(sheep.uid[2])}

@@ -87,6 +87,14 @@ def test_degenerate_orientations_still_encode_a_unit_quaternion_facing_forward()
     assert _angle_deg(fwd[[1]], np.array([[0.0, 0.0, 1.0]])).max() < 0.25  # no heading: default +z
 
 
+def test_the_parallel_packer_writes_the_same_bytes_as_the_serial_one(monkeypatch):
+    state = _random_species(np.random.default_rng(8), 3000)
+    serial = P.FrameEncoder().encode([state], step=1, time=0.5, dt=0.1, sequence=1)
+    monkeypatch.setattr(P, "PARALLEL_FROM", 1)
+    parallel = P.FrameEncoder().encode([state], step=1, time=0.5, dt=0.1, sequence=1)
+    assert parallel == serial
+
+
 def test_uids_beyond_32_bits_keep_their_low_bits_and_speeds_saturate():
     state = P.SpeciesState(
         np.zeros((2, 3), np.float32), np.array([[1000, 0, 0], [0, 0, 1]], np.float32),

@@ -45,13 +45,31 @@ def read_scenario_data(name_or_path: Union[str, Path]) -> tuple[dict, str]:
         raise ConfigError([Problem("", f"not valid TOML: {e}")], label) from None
 
 
-def validate_scenario(data: dict, source: str = "") -> BaseModel:
-    """Validate raw data into a Scenario model; raises :class:`ConfigError` listing every problem."""
+def scenario_base_dir(source: Union[str, Path, None]) -> Optional[Path]:
+    """The folder relative paths of a scenario are resolved against: the file's folder, the
+    built-in scenarios' folder for a built-in name, None (the working directory) otherwise."""
+    if not source:
+        return None
+    path = Path(str(source))
+    if path.is_file():
+        return path.resolve().parent
+    if str(source) in scenario_names():
+        return Path(str(resources.files(BUILTIN_PACKAGE)))
+    return None
+
+
+def validate_scenario(data: dict, source: str = "", base_dir: Union[str, Path, None] = None) -> BaseModel:
+    """Validate raw data into a Scenario model; raises :class:`ConfigError` listing every problem.
+
+    ``base_dir`` is where relative file paths (meshes, height maps) live; by default the
+    folder of ``source`` when it names a file or a built-in scenario.
+    """
     Scenario = scenario_model()
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as err:
         raise ConfigError(problems_from_validation(err), source) from None
+    scenario.with_base_dir(base_dir if base_dir is not None else scenario_base_dir(source))
     problems = cross_check(scenario)
     if problems:
         raise ConfigError(problems, source)
@@ -89,7 +107,8 @@ def cross_check(scenario) -> list[Problem]:
                 declared |= set(provide(sp))
         lists = [("behaviors", getattr(sp, "behaviors", []))]
         lists += [(f"groups.{g}.behaviors", getattr(group, "behaviors", [])) for g, group in enumerate(sp.groups)]
-        lists.append(("ray_behaviors", getattr(sp, "ray_behaviors", [])))
+        lists += [(f"ray_groups.{g}.behaviors", getattr(group, "behaviors", []))
+                  for g, group in enumerate(sp.ray_groups)]
         for where, items in lists:
             for b, params in enumerate(items):
                 spec = registry.get_behavior(params.kind)

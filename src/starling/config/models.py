@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import Field, create_model, field_validator, model_validator
+from pydantic import Field, PrivateAttr, create_model, field_validator, model_validator
 
 from ..steering import registry
 from ..steering.mergers import MergerKind
 from ..steering.params import StrictModel, Vec3
+from ..steering.queries.rays import RayQuerySpec
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 ANIMAL_MODELS = ("bird", "fish", "shark", "sheep", "wolf", "zebra", "lion", "elephant")
@@ -94,6 +95,21 @@ class MergerConfig(StrictModel):
     max_desire: float = Field(1.0, gt=0, description="Desire budget of the priority allocation.")
 
 
+class ScenarioBase(StrictModel):
+    """Base of the generated Scenario model: remembers the folder its file came from."""
+
+    _base_dir: Optional[str] = PrivateAttr(None)
+
+    @property
+    def base_dir(self) -> Optional[str]:
+        """Folder that relative file paths (meshes, height maps) are resolved against; None: the cwd."""
+        return self._base_dir
+
+    def with_base_dir(self, folder) -> "ScenarioBase":
+        self._base_dir = None if folder is None else str(folder)
+        return self
+
+
 def _union(models: list[type], what: str):
     if not models:
         return None
@@ -125,6 +141,16 @@ def scenario_model():
         group_fields["behaviors"] = (list[neighbor], Field(default_factory=list))
     NeighborGroup = create_model("NeighborGroupConfig", **group_fields)
 
+    ray_group_fields: dict[str, Any] = {
+        "__base__": StrictModel,
+        "__doc__": "Ray behaviours sharing one ray query cast into the environment (seed 000, 2.1.1, 7.1).",
+        "label": (Optional[str], None),
+        "query": (RayQuerySpec, Field(default_factory=RayQuerySpec)),
+    }
+    if ray is not None:
+        ray_group_fields["behaviors"] = (list[ray], Field(default_factory=list))
+    RayGroup = create_model("RayGroupConfig", **ray_group_fields)
+
     species_fields: dict[str, Any] = {
         "__base__": StrictModel,
         "__doc__": "One species: its animals, how they look, and their steering pipeline.",
@@ -136,14 +162,15 @@ def scenario_model():
         "mover": (movers, Field(default_factory=lambda: registry.get_mover("free").params())),
         "merger": (MergerConfig, Field(default_factory=MergerConfig)),
         "groups": (list[NeighborGroup], Field(default_factory=list)),
+        "ray_groups": (list[RayGroup], Field(default_factory=list, description=(
+            "Ray queries into the environment and the ray behaviours reading their hits "
+            "(needs an [environment] section)."))),
         "__validators__": {"_name": field_validator("name")(lambda cls, v: _check_name(v))},
     }
     for sec in registry.sections("species"):
         species_fields[sec.name] = (Optional[sec.model], Field(None, description=sec.doc or None))
     if simple is not None:
         species_fields["behaviors"] = (list[simple], Field(default_factory=list))
-    if ray is not None:
-        species_fields["ray_behaviors"] = (list[ray], Field(default_factory=list))
     Species = create_model("SpeciesConfig", **species_fields)
 
     scenario_sections = {
@@ -152,7 +179,7 @@ def scenario_model():
     }
     Scenario = create_model(
         "ScenarioConfig",
-        __base__=StrictModel,
+        __base__=ScenarioBase,
         **scenario_sections,
         __doc__="A whole scene: world, species and their pipelines.",
         name=(str, Field("scenario", description="Scenario name.")),
@@ -163,7 +190,7 @@ def scenario_model():
         world=(WorldConfig, Field(default_factory=WorldConfig)),
         species=(list[Species], Field(..., min_length=1)),
     )
-    _cache.update(version=ver, model=Scenario, species=Species, group=NeighborGroup)
+    _cache.update(version=ver, model=Scenario, species=Species, group=NeighborGroup, ray_group=RayGroup)
     return Scenario
 
 

@@ -129,8 +129,8 @@ class BrainConfig(StrictModel):
 
     initial: Optional[str] = Field(None, description="State at spawn (default: the first).")
     emergency_acceleration: float = Field(2.0, gt=0, description="Acceleration factor of emergency states.")
-    states: list[State] = Field(..., min_length=1)
-    transitions: list[Transition] = Field(default_factory=list)
+    states: list[State] = Field(..., min_length=1, description="The states (names unique).")
+    transitions: list[Transition] = Field(default_factory=list, description="Tried in order; the first that fires wins.")
 
 
 # ---------------------------------------------------------------------------- runtime

@@ -6,7 +6,7 @@ Five registered sections, all driving one :class:`~starling.ecology.system.Ecolo
 section                scope       what
 =====================  ==========  ================================================
 ``ecology``            scenario    ground/water planes, sounds, apples, carcasses, the player
-``ecology``            species     energy, hunger, mouth, eating, body food, carcass, stamina, age
+``ecology``            species     energy, hunger, mouth, eating, grazing, body food, carcass, stamina, age
 ``brain``              species     the state machine (:mod:`starling.ecology.brains`)
 ``variation``          species     per-animal factors and start values (:mod:`starling.ecology.variation`)
 ``events``             scenario    the scripted timeline (:mod:`starling.ecology.events`)
@@ -31,7 +31,7 @@ from ..steering.params import StrictModel
 from .brains import BUILTIN_VARIABLES, BrainConfig
 from .components import AgeConfig, EnergyConfig, HungerConfig, MouthConfig, StaminaConfig
 from .events import EventsConfig, settable_problem
-from .food import BodyFoodConfig, CarcassConfig, EatingConfig
+from .food import BodyFoodConfig, CarcassConfig, EatingConfig, GrazeConfig
 from .items import APPLE, CARCASS, ApplesConfig, PhysicsConfig
 from .player import PLAYER, PlayerConfig
 from .sounds import SOUND, SoundsConfig
@@ -81,6 +81,7 @@ class SpeciesEcologyConfig(StrictModel):
     hunger: Optional[HungerConfig] = Field(None, description="Hunger (without it the species is always hungry).")
     mouth: MouthConfig = Field(default_factory=MouthConfig)
     eating: Optional[EatingConfig] = Field(None, description="What it eats and how it bites.")
+    graze: Optional[GrazeConfig] = Field(None, description="It bites the grass layer under it (11.2.7).")
     food: Optional[BodyFoodConfig] = Field(None, description="This species is food for others.")
     carcass: Optional[CarcassConfig] = Field(None, description="Dead animals leave a carcass.")
     stamina: Optional[StaminaConfig] = Field(None, description="The savannah's stamina.")
@@ -240,6 +241,17 @@ def cross_check(scenario) -> list:
                 if prey not in names:
                     problems.append(Problem(f"species.{i}.ecology.eating.prey.{j}",
                                             f"unknown species {prey!r}; known: {', '.join(names)}"))
+        if eco is not None and eco.graze is not None:
+            env = getattr(scenario, "environment", None)
+            if env is None:
+                problems.append(Problem(f"species.{i}.ecology.graze",
+                                        "grazing needs an [environment] with shapes on a grass layer"))
+            else:
+                known = env.layer_registry()
+                for j, layer in enumerate(eco.graze.layers):
+                    if layer not in known:
+                        problems.append(Problem(f"species.{i}.ecology.graze.layers.{j}",
+                                                f"unknown layer {layer!r}; known layers are: {', '.join(known.names)}"))
         if eco is not None and eco.stamina is not None:
             for j, state in enumerate(eco.stamina.drain_states):
                 if state not in state_names:

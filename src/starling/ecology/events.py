@@ -84,16 +84,16 @@ class SpawnEvent(_Event):
     """New animals enter the world."""
 
     kind: Literal["spawn"] = "spawn"
-    species: str
-    count: int = Field(1, ge=1, le=1_000_000)
+    species: str = Field(..., description="Species of the newcomers.")
+    count: int = Field(1, ge=1, le=1_000_000, description="How many.")
     center: Optional[Vec3] = Field(None, description="Centre of a sphere they start in (default: the species' spawn).")
     radius: float = Field(2.0, ge=0, description="Radius of that sphere, m.")
     speed: float = Field(1.0, ge=0, description="Initial speed, m/s.")
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list, description="Tags they are born with.")
 
 
 class _Selection(_Event):
-    species: str
+    species: str = Field(..., description="Species of the animals concerned.")
     count: Optional[int] = Field(None, ge=1, description="How many random animals (default: all, or the uids).")
     uids: list[int] = Field(default_factory=list, description="These animals.")
 
@@ -116,8 +116,8 @@ class TagEvent(_Selection):
     """Tags change."""
 
     kind: Literal["tag"] = "tag"
-    add: list[str] = Field(default_factory=list)
-    remove: list[str] = Field(default_factory=list)
+    add: list[str] = Field(default_factory=list, description="Tags added.")
+    remove: list[str] = Field(default_factory=list, description="Tags removed.")
 
 
 class SetEvent(_Event):

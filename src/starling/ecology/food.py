@@ -12,6 +12,9 @@ of its mouth:
 * **food** items are *bitten*: a bite takes ``min(bite, food left)``; an item whose food
   reaches zero disappears (a living animal eaten up dies).
 
+Grazers (``graze``) bite the grass layer of the environment under them while they stand
+nearly still (the ``find_grass`` ray behaviour brings them there and slows them down).
+
 A bite lowers the eater's hunger by ``amount · nutrition · satiation`` and starts
 ``chew_time`` seconds of chewing, during which it does not bite again and
 ``avoid_when_eating`` keeps it away from its fellows. Bites are resolved in a fixed
@@ -37,6 +40,19 @@ class EatingConfig(StrictModel):
     bite: num(gt=0) = Field(0.2, description="Food taken by one bite, food units.")
     chew_time: num(ge=0) = Field(1.0, description="Seconds of chewing after a bite (no new bites meanwhile).")
     min_hunger: num(ge=0, le=1) = Field(0.0, description="Does not eat unless at least this hungry.")
+
+
+class GrazeConfig(StrictModel):
+    """Eating grass (thesis 11.2.7): an animal slow enough over the grass layer bites it.
+
+    Needs an ``[environment]`` with shapes on the grass layer. A bite uses the ``eating``
+    table's ``bite``, ``chew_time`` and ``min_hunger``; grass never runs out.
+    """
+
+    layers: list[str] = Field(default_factory=lambda: ["grass"], description="Layers that count as grass.")
+    reach: float = Field(1.5, gt=0, description="Grass at most this far below the animal's centre is reachable, m.")
+    max_speed: float = Field(0.5, ge=0, description="Only an animal this slow grazes, m/s.")
+    nutrition: num(ge=0) = Field(0.5, description="Worth of one unit of grass.")
 
 
 class BodyFoodConfig(StrictModel):

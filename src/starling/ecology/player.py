@@ -11,12 +11,13 @@ throws apples:
 
 * **fire**: a ray from the muzzle; the first animal whose body (a sphere of
   ``body_radius``) the ray passes through within ``range`` dies. The ray also stops at
-  the ground, and ``water_penetration`` metres below the water surface. A sound of ``muzzle_loudness`` starts at the muzzle and one of
+  the ground, and ``water_penetration`` metres below the water surface; with an
+  ``[environment]`` also at the first surface of the ``stopped_by`` layers (walls, rocks,
+  terrain) and under its water. A sound of ``muzzle_loudness`` starts at the muzzle and one of
   ``impact_loudness`` where the bullet stops (the animal hit, or the ground).
 * **throw_apple**: an apple appears at the hand with the given velocity and then falls.
 
-Without the environment layer wired into the step, the gun sees animals and the ground
-plane only (no trees or rocks stop a bullet yet).
+Without an ``[environment]`` the ground and the water are the planes of ``[ecology]``.
 """
 from typing import Optional
 
@@ -36,6 +37,8 @@ class GunConfig(StrictModel):
     muzzle_loudness: float = Field(1.0, gt=0, description="Loudness of the shot at the muzzle.")
     impact_loudness: float = Field(0.6, gt=0, description="Loudness of the bullet's impact.")
     water_penetration: float = Field(1.0, ge=0, description="A bullet stops this far below the water surface, m.")
+    stopped_by: list[str] = Field(default_factory=lambda: ["terrain", "ground", "environment"],
+                                  description="Environment layers a bullet cannot pass (with an [environment]).")
 
 
 class PlayerConfig(StrictModel):

@@ -29,18 +29,21 @@ from ..world import Population
 from . import components as C
 from . import items as I
 from . import sounds as S
+from .components import HungerConfig
 from .brains import EVENT_COMPONENTS, Brain, compare
 from .config import KIT, EcologyConfig
-from .food import bite_amount, nearest_within
+from .food import EatingConfig, bite_amount, nearest_within
 from .player import PLAYER, first_hit, plane_hit, point, unit
 from .variation import Distribution, bounds_of
 
 #: ecology config sections whose numbers may be per-animal distributions
-SAMPLED = ("energy", "hunger", "stamina", "age", "mouth", "eating", "food", "carcass")
+SAMPLED = ("energy", "hunger", "stamina", "age", "mouth", "eating", "graze", "food", "carcass")
 #: start values: drawn straight into their component at birth
 STARTS = {("energy", "start"): "energy", ("hunger", "start"): "hunger",
           ("stamina", "start"): "stamina", ("age", "start"): "age"}
 EVENT_FLAGS = tuple(EVENT_COMPONENTS.values())
+#: the values used for a table the species does not have
+DEFAULTS = {"eating": EatingConfig(), "hunger": HungerConfig()}
 
 
 class SpeciesEco:
@@ -134,11 +137,12 @@ class SpeciesEco:
             self.pipeline.desire_scale = None
 
     def get(self, section: str, field: str):
-        """A parameter: a number, or the per-animal array of its draws."""
+        """A parameter: a number, or the per-animal array of its draws (a missing table: its defaults)."""
         hit = self.sampled.get((section, field))
         if hit is not None:
             return self.pop.component(hit[0])
-        value = getattr(getattr(self.eco, section), field)
+        sub = getattr(self.eco, section, None)
+        value = getattr(sub if sub is not None else DEFAULTS[section], field)
         return value.mean() if isinstance(value, Distribution) else float(value)
 
     def value_at(self, section: str, field: str, row: int) -> float:
@@ -391,7 +395,7 @@ class EcologySystem(System):
                 sp.pop.component("event_heard")[:] = S.heard(sp.pop.position, sounds)
             sp.bodies(dt)
         for sp in self.species:
-            if sp.eco is not None and sp.eco.eating is not None and sp.pop.n:
+            if sp.eco is not None and (sp.eco.eating is not None or sp.eco.graze is not None) and sp.pop.n:
                 self._eat(sp)
 
     def after_commands(self, sim, killed: dict) -> None:
@@ -559,9 +563,12 @@ class EcologySystem(System):
         gun = self.cfg.player.gun if self.cfg.player is not None else None
         reach = gun.range if gun else 120.0
         t_ground = plane_hit(o, d, self.ground, reach)
+        depth = gun.water_penetration if gun else 1.0
         if self.cfg.water_level is not None:  # bullets do not get far in water
-            depth = gun.water_penetration if gun else 1.0
             t_ground = min(t_ground, plane_hit(o, d, self.cfg.water_level - depth, reach))
+        env = getattr(self.sim, "environment", None)
+        if env is not None:  # walls, rocks, terrain; and the environment's water
+            t_ground = min(t_ground, self._env_stop(env, o, d, reach, gun, depth))
         best = (None, -1, min(reach, t_ground))
         for sp in self.species:
             pop = sp.pop
@@ -588,6 +595,26 @@ class EcologySystem(System):
         if impact is not None:
             S.spawn_sound(self.world.commands, impact, gun.impact_loudness if gun else 0.6, self.cfg.sounds)
         return {"hit": hit, "impact": None if impact is None else [float(x) for x in impact]}
+
+    @staticmethod
+    def _env_stop(env, o, d, reach: float, gun, depth: float) -> float:
+        """Distance along the ray to where the environment stops a bullet (inf: nowhere in range)."""
+        from ..environment.raycast import cast_rays
+
+        origin = np.float32([o])
+        direction = np.float32([d])
+        stops = gun.stopped_by if gun else ["terrain", "ground", "environment"]
+        t = np.inf
+        known = [name for name in stops if name in env.layers]
+        if known:
+            hit = cast_rays(env, origin, direction, reach, mask=env.mask(known))
+            if hit.hit[0]:
+                t = float(hit.distance[0])
+        if "water" in env.layers:
+            hit = cast_rays(env, origin, direction, reach, mask=env.mask(["water"]))
+            if hit.hit[0]:
+                t = min(t, float(hit.distance[0]) + depth / max(abs(float(d[1])), 0.05))
+        return t
 
     def _body_radius(self, sp: SpeciesEco) -> float:
         if sp.eco is not None and sp.eco.body_radius is not None:
@@ -710,7 +737,7 @@ class EcologySystem(System):
 
     # ------------------------------------------------------------------ eating
     def _eat(self, sp: SpeciesEco) -> None:
-        eat = sp.eco.eating
+        eat = sp.eco.eating if sp.eco.eating is not None else DEFAULTS["eating"]
         pop = sp.pop
         mouths = C.mouth_positions(pop.position, pop.forward, pop.up, sp.eco.mouth.offset)
         hunger = pop.component("hunger")
@@ -784,6 +811,31 @@ class EcologySystem(System):
                     else:
                         self.despawn(food_name, [uid])
                 took(k, amount, float(items.component("nutrition")[j]))
+        if sp.eco.graze is not None and not done.all():
+            self._graze(sp, eligible, done, took)
+
+    def _graze(self, sp: SpeciesEco, eligible: np.ndarray, done: np.ndarray, took) -> None:
+        """Animals nearly still over the grass layer bite it (grass never runs out)."""
+        env = getattr(self.sim, "environment", None)
+        if env is None:
+            return
+        from ..environment.raycast import cast_rays
+
+        g = sp.eco.graze
+        pop = sp.pop
+        rows = eligible[~done]
+        speed = np.sqrt(np.einsum("ij,ij->i", pop.velocity[rows], pop.velocity[rows]))
+        keep = speed <= g.max_speed
+        ks = np.flatnonzero(~done)[keep]
+        if ks.size == 0:
+            return
+        origins = np.ascontiguousarray(pop.position[eligible[ks]], np.float32)
+        down = np.tile(np.float32([0.0, -1.0, 0.0]), (ks.size, 1))
+        hits = cast_rays(env, origins, down, g.reach, mask=env.mask(g.layers))
+        for k, on in zip(ks, hits.hit[:ks.size]):
+            if on:
+                row = eligible[k]
+                took(k, sp.value_at("eating", "bite", row), sp.value_at("graze", "nutrition", row))
 
     # ------------------------------------------------------------------ events
     def _run_events(self, t: float) -> None:

@@ -6,8 +6,10 @@ numerically careful variant of collide-and-slide the thesis adopts (Linahan's im
 method):
 
 1. **Depenetration.**  If the sphere starts overlapping a solid (closer than ``R + skin/2`` to a surface,
-   or with its centre below the terrain), it is pushed out along the surface normal to a gap of ``skin``;
-   up to four pushes resolve corners where two surfaces overlap it.
+   or with its centre below the terrain), it is pushed out along the surface normal to its resting gap
+   (``1.1 skin``, see 3.); up to four pushes resolve corners where two surfaces overlap it.  A sphere wedged
+   between two surfaces closer together than its diameter cannot be freed this way and stays overlapping
+   (no such place exists for it); collide and slide never moves a sphere *into* that state.
 2. **At most three sweeps**, never more — no "magic" iteration count:
 
    * sweep the sphere towards the destination; on a hit, move up to the contact and project the rest of

@@ -81,6 +81,25 @@ class NeighborBehaviorParams(BehaviorParams):
     angle_power: float = Field(2.0, gt=0, description="Power l of the angle observability f_q2.")
 
 
+class RayBehaviorParams(BehaviorParams):
+    """Adds the perception a ray behaviour weighs its hits with (seed 000, 7.1.4).
+
+    ``max_distance`` and ``fov_deg`` default to the group's ray query, like a neighbour
+    behaviour's default to its neighbour query; the observability of a hit is
+    ``f_ip(d / max_distance) · f_q2(2α / fov)`` with ``α`` the angle between the ray and
+    the animal's forward vector.
+    """
+
+    max_distance: Optional[float] = Field(
+        None, gt=0, description="Radius of the observability field, m (default: the query's ray length)."
+    )
+    fov_deg: Optional[float] = Field(
+        None, gt=0, le=360, description="Field of view, degrees (default: the query's cone angle)."
+    )
+    distance_power: float = Field(2.0, gt=0, description="Power l of the distance observability f_ip.")
+    angle_power: float = Field(2.0, gt=0, description="Power l of the angle observability f_q2.")
+
+
 def _to_kernel_value(value: Any):
     if isinstance(value, bool):
         return value

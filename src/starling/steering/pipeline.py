@@ -6,7 +6,9 @@ another one half-way through its update (species order never changes the outcome
 
 Neighbour behaviours are grouped by the query they share (seed 000, Alg. 6): one
 neighbour search per group, then every behaviour of the group reads the same padded
-``(n, k)`` neighbour arrays.
+``(n, k)`` neighbour arrays. Ray behaviours are grouped the same way (seed 000, 2.1.1,
+7.1): one ray query per group, cast once into the environment, and every behaviour of
+the group reads the same ``(n, r)`` hits.
 """
 from __future__ import annotations
 
@@ -33,10 +35,22 @@ valid entries per row, each row sorted by distance (nearest first); for each val
 neighbour (rad), ``direction`` (n,k,3) float32 unit vector toward the neighbour
 (minimum image in a periodic world)."""
 
+RayView = namedtuple("RayView", ["hit", "distance", "point", "normal", "layer", "direction"])
+RayView.__doc__ = """A ray group's casts for the first ``n`` animals, ``r`` rays each (views, no copies).
+
+``hit`` (n,r) bool; ``distance`` (n,r) float32 metres along the ray (inf on a miss);
+``point`` (n,r,3) float32 the hit point (the ray's end on a miss); ``normal`` (n,r,3)
+float32 unit surface normal turned toward the ray's origin (zero on a miss); ``layer``
+(n,r) int16 layer index of the shape hit (-1 on a miss); ``direction`` (n,r,3) float32
+the unit ray directions. Rays are generated from the step-start state."""
+
 CoreAgents = namedtuple("CoreAgents", ["position", "velocity", "forward", "up", "uid"])
 
 #: populations at least this large run the ``prange`` compilation of every kernel
 PARALLEL_THRESHOLD = 20_000
+#: ray batches at least this large are cast by the threaded kernel even for smaller populations
+#: (waking the thread pool costs more than a few thousand serial casts on a busy machine)
+RAY_PARALLEL_ROWS = 32_768
 
 
 @dataclass
@@ -71,6 +85,31 @@ class NeighborGroup:
     target_uids: Optional[np.ndarray] = None
 
 
+@dataclass
+class RayGroup:
+    """Ray behaviours sharing one ray query, and that query's reusable buffers."""
+
+    label: str
+    query: Any  # RayQuerySpec
+    pattern: np.ndarray  # the query's (count, 3) ray pattern, computed once
+    behaviors: list[BehaviorSlot]
+    mask: int = 0  # layer mask, resolved when the environment is attached
+    origins: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.float32))
+    directions: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.float32))
+    hits: Any = None  # RayHits with capacity rows
+    view: Optional[RayView] = None  # the last cast (for inspection)
+
+    def ensure(self, rows: int) -> None:
+        """Room for ``rows`` rays; grows geometrically so steps never reallocate."""
+        from ..environment.raycast import RayHits
+
+        if self.origins.shape[0] < rows:
+            cap = max(rows, int(self.origins.shape[0] * 1.5))
+            self.origins = np.zeros((cap, 3), np.float32)
+            self.directions = np.zeros((cap, 3), np.float32)
+            self.hits = RayHits.allocate(cap)
+
+
 @njit(cache=True)
 def _drop_rows(index, distance, count, self_row, keep):
     """Remove each animal's own row from its neighbour list and keep at most ``keep``."""
@@ -89,6 +128,17 @@ def _drop_rows(index, distance, count, self_row, keep):
             index[i, r] = -1
             distance[i, r] = np.inf
         count[i] = w
+
+
+def _fill_from_query(params, max_distance: float, fov_deg: float):
+    """Behaviour settings that default to their query's (``max_distance``, ``fov_deg``)."""
+    fields = type(params).model_fields
+    updates = {}
+    if "max_distance" in fields and getattr(params, "max_distance") is None:
+        updates["max_distance"] = max_distance
+    if "fov_deg" in fields and getattr(params, "fov_deg") is None:
+        updates["fov_deg"] = fov_deg
+    return params.model_copy(update=updates) if updates else params
 
 
 class SpeciesPipeline:
@@ -131,10 +181,19 @@ class SpeciesPipeline:
                 exclude_bits=world.tag_bits(q.exclude_tags),
                 behaviors=slots,
             ))
+        self.ray_groups: list[RayGroup] = []
+        for g, gcfg in enumerate(getattr(species_cfg, "ray_groups", [])):
+            q = gcfg.query
+            slots = []
+            for params in getattr(gcfg, "behaviors", []):
+                slots.append(self._slot(_fill_from_query(params, q.max_distance, q.fov_deg), row))
+                row += 1
+            self.ray_groups.append(RayGroup(label=gcfg.label or f"rays {g}", query=q,
+                                            pattern=np.ascontiguousarray(q.pattern()), behaviors=slots))
         for params in getattr(species_cfg, "behaviors", []):
             self.simple.append(self._slot(params, row))
             row += 1
-        self.extra: list[BehaviorSlot] = []  # ray behaviours, filled by the environment layer
+        self.environment = None  # the static environment ray groups cast into (see attach_environment)
         self.results = VelocityResults(row, 0)
         # per-animal modulation written by systems (brains, energy); None = no modulation
         self.desire_scale: Optional[np.ndarray] = None  # (behaviours, capacity): multiplies both desires
@@ -142,6 +201,12 @@ class SpeciesPipeline:
         self.accel_scale: Optional[np.ndarray] = None  # (capacity,): multiplies the mover's rates
         self.desired = np.zeros((16, 3), np.float32)
         self.result_uids: Optional[np.ndarray] = None
+
+    def attach_environment(self, environment) -> None:
+        """Cast this species' ray groups into ``environment`` (layer names resolved against its layers)."""
+        self.environment = environment
+        for group in self.ray_groups:
+            group.mask = environment.mask(group.query.layers)
 
     def _slot(self, params, row: int) -> BehaviorSlot:
         spec = get_behavior(params.kind)
@@ -169,10 +234,12 @@ class SpeciesPipeline:
             others, nbrs = self._query(world, pop, group, box, record)
             for slot in group.behaviors:
                 self._run(slot, n, parallel, (agents, others, nbrs, slot.kernel_params, time, dt))
+        for group in self.ray_groups:
+            hits = self._cast(pop, group, parallel)
+            for slot in group.behaviors:
+                self._run(slot, n, parallel, (agents, hits, slot.kernel_params, time, dt))
         for slot in self.simple:
             self._run(slot, n, parallel, (agents, slot.kernel_params, time, dt))
-        for slot, args in self.extra_args(world, pop, time, dt):
-            self._run(slot, n, parallel, args)
         if self.desire_scale is not None:
             scale = self.desire_scale[:, :n]
             self.results.direction_desire[:, :n] *= scale
@@ -188,9 +255,26 @@ class SpeciesPipeline:
     def accel_scale_for(self, n: int):
         return None if self.accel_scale is None else self.accel_scale[:n]
 
-    def extra_args(self, world, pop, time, dt):
-        """Hook for behaviour kinds built on other layers (the environment's ray groups)."""
-        return ()
+    def _cast(self, pop, group: RayGroup, parallel: bool) -> RayView:
+        """Generate the group's rays from the step-start state and cast them into the environment."""
+        from ..environment.raycast import cast_rays
+        from .queries.rays import Rays, generate_rays
+
+        if self.environment is None:
+            raise RuntimeError(f"species {self.name!r} has ray groups but no environment is attached "
+                               "(add an [environment] section to the scenario)")
+        n = pop.n
+        r = group.pattern.shape[0]
+        rows = n * r
+        group.ensure(rows)
+        rays = Rays(group.origins[:rows], group.directions[:rows], group.query.max_distance, r)
+        generate_rays(group.query, pop.position, pop.forward, pop.up, out=rays, pattern=group.pattern)
+        h = cast_rays(self.environment, rays.origins, rays.directions, group.query.max_distance, group.mask,
+                      out=group.hits, parallel=parallel or rows >= RAY_PARALLEL_ROWS)
+        group.view = RayView(h.hit[:rows].reshape(n, r), h.distance[:rows].reshape(n, r),
+                             h.point[:rows].reshape(n, r, 3), h.normal[:rows].reshape(n, r, 3),
+                             h.layer[:rows].reshape(n, r), rays.directions.reshape(n, r, 3))
+        return group.view
 
     def _run(self, slot: BehaviorSlot, n: int, parallel: bool, args) -> None:
         out = self.results.view(slot.row, n)
@@ -310,5 +394,16 @@ class SpeciesPipeline:
                 species = group.targets[int(group.target_species[j])] if group.target_species is not None else group.targets[0]
                 neighbours.append({"species": species, "uid": int(group.target_uids[j]),
                                    "distance": float(nb.distance[i, r_]), "group": group.label})
-        return {"row": i, "behaviors": behaviours, "neighbors": neighbours,
+        rays = []
+        for group in self.ray_groups:
+            v = group.view
+            if v is None or i >= v.hit.shape[0]:
+                continue
+            for q in range(v.hit.shape[1]):
+                hit = bool(v.hit[i, q])
+                rays.append({"group": group.label, "direction": [float(x) for x in v.direction[i, q]],
+                             "hit": hit, "distance": float(v.distance[i, q]) if hit else None,
+                             "point": [float(x) for x in v.point[i, q]],
+                             "normal": [float(x) for x in v.normal[i, q]] if hit else None})
+        return {"row": i, "behaviors": behaviours, "neighbors": neighbours, "rays": rays,
                 "desired_velocity": [float(x) for x in self.desired[i]]}

@@ -113,7 +113,12 @@ def behavior(
     * neighbor: ``kernel(agents, others, neighbors, params, time, dt, out)`` where
       ``neighbors`` is a :class:`~starling.steering.pipeline.NeighborView` with the
       shared per-pair ``distance``, ``angle`` and unit ``direction``
-    * ray:      ``kernel(agents, hits, params, time, dt, out)``
+    * ray:      ``kernel(agents, hits, params, time, dt, out)`` where ``hits`` is a
+      :class:`~starling.steering.pipeline.RayView` of the group's ray casts, one row of
+      ``r`` rays per animal: ``hit (n,r)`` bool, ``distance (n,r)``, ``point (n,r,3)``,
+      ``normal (n,r,3)`` (unit, facing the ray's origin), ``layer (n,r)`` and the ray
+      ``direction (n,r,3)``; ray params usually subclass :class:`RayBehaviorParams`
+      (``max_distance``/``fov_deg`` default to the group's query)
 
     ``agents``/``others`` are named tuples of arrays (``position``, ``velocity``,
     ``forward``, ``up``, ``uid`` and every component of the population), ``params``
@@ -225,5 +230,7 @@ def _load_builtins() -> None:
     _loaded[0] = True
     from . import behaviors as _b  # noqa: F401
     from ..motion import movers as _m  # noqa: F401
+    from ..motion import ground as _g  # noqa: F401
+    from ..environment import system as _env  # noqa: F401
     from .. import systems as _s  # noqa: F401
     from .. import ecology as _e  # noqa: F401

@@ -532,6 +532,25 @@ def test_buffers_are_reused_across_calls():
     assert out.index.shape == (300, 6)
 
 
+def test_one_table_reused_across_changing_populations():
+    # Sizes grow and shrink, populations switch between self and cross queries:
+    # every buffer (rows, sorted copies, cell counts) must keep up.
+    rng = np.random.default_rng(21)
+    out = Neighbors()
+    for step in range(25):
+        n = int(rng.integers(0, 700))
+        same = bool(rng.random() < 0.5)
+        m = n if same else int(rng.integers(0, 900))
+        side = float(rng.choice([5.0, 20.0, 60.0]))
+        position, forward = cloud(rng, n, side, 3)
+        target = position if same else cloud(rng, m, side, 3)[0]
+        k = int(rng.integers(1, 7))
+        kwargs = dict(r=3.0, k=k, fov=270.0, exclude_self=same)
+        actual = snapshot(query("grid", position, forward, target, out=out, **kwargs))
+        expected = snapshot(query("brute", position, forward, target, **kwargs))
+        assert_same(actual, expected, f"step {step}")
+
+
 def test_results_do_not_depend_on_the_thread_count(monkeypatch):
     # Force the parallel kernels, the chunked counting sort and the cell-order
     # row scatter onto a modest cloud, then compare 1 thread with all threads.

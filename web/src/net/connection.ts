@@ -2,16 +2,23 @@ import type { ClientMessage, ServerMessage } from "../protocol/messages";
 
 /**
  * The one WebSocket to the server. Binary messages are frames, text messages
- * JSON; both are handed to callbacks as they arrive. It reconnects with a
- * growing delay so that restarting `starling serve` needs no page reload.
+ * JSON. It reconnects with a growing delay, so restarting `starling serve` needs
+ * no page reload.
+ *
+ * The socket runs in a worker (see socket.worker.ts) so that receiving big
+ * frames does not compete with rendering for the main thread; where workers are
+ * unavailable it falls back to a socket on the main thread.
  */
 export class Connection {
   private socket: WebSocket | null = null;
+  private worker: Worker | null = null;
   private retryMs = 500;
   private closedByUser = false;
   connected = false;
   bytesReceived = 0;
   framesReceived = 0;
+  /** Frames that arrived while the page was still busy with an earlier one. */
+  framesDropped = 0;
 
   constructor(
     private readonly url: string,
@@ -27,12 +34,44 @@ export class Connection {
 
   open(): void {
     this.closedByUser = false;
+    try {
+      this.worker = new Worker(new URL("./socket.worker.ts", import.meta.url), { type: "module" });
+    } catch {
+      this.worker = null;
+    }
+    if (!this.worker) {
+      this.openDirect();
+      return;
+    }
+    this.worker.onmessage = (event: MessageEvent) => {
+      const m = event.data;
+      if (m.kind === "frame") {
+        this.framesReceived = m.received;
+        this.framesDropped = m.dropped;
+        this.bytesReceived = m.bytes;
+        this.worker!.postMessage({ kind: "ready" });
+        this.onFrame(m.buffer as ArrayBuffer);
+      } else if (m.kind === "text") {
+        this.handleText(m.data as string);
+      } else if (m.kind === "state") {
+        this.setConnected(m.connected as boolean);
+      }
+    };
+    this.worker.onerror = () => {
+      // A worker that cannot start (blocked, unsupported) must not leave the page dark.
+      this.worker?.terminate();
+      this.worker = null;
+      this.openDirect();
+    };
+    this.worker.postMessage({ kind: "open", url: this.url });
+  }
+
+  private openDirect(): void {
     const socket = new WebSocket(this.url);
     socket.binaryType = "arraybuffer";
     socket.onopen = () => {
-      this.connected = true;
       this.retryMs = 500;
-      this.onState(true);
+      this.setConnected(true);
     };
     socket.onmessage = (event: MessageEvent) => {
       if (event.data instanceof ArrayBuffer) {
@@ -40,35 +79,50 @@ export class Connection {
         this.framesReceived++;
         this.onFrame(event.data);
       } else {
-        let message: ServerMessage;
-        try {
-          message = JSON.parse(event.data as string) as ServerMessage;
-        } catch {
-          return;
-        }
-        this.onMessage(message);
+        this.handleText(event.data as string);
       }
     };
     socket.onclose = () => {
-      this.connected = false;
       this.socket = null;
-      this.onState(false);
+      this.setConnected(false);
       if (!this.closedByUser) {
-        setTimeout(() => this.open(), this.retryMs);
+        setTimeout(() => this.openDirect(), this.retryMs);
         this.retryMs = Math.min(this.retryMs * 2, 5000);
       }
     };
     this.socket = socket;
   }
 
+  private setConnected(connected: boolean): void {
+    this.connected = connected;
+    this.onState(connected);
+  }
+
+  private handleText(text: string): void {
+    let message: ServerMessage;
+    try {
+      message = JSON.parse(text) as ServerMessage;
+    } catch {
+      return;
+    }
+    this.onMessage(message);
+  }
+
   close(): void {
     this.closedByUser = true;
+    this.worker?.postMessage({ kind: "close" });
     this.socket?.close();
   }
 
   send(message: ClientMessage): boolean {
+    if (!this.connected) return false;
+    const text = JSON.stringify(message);
+    if (this.worker) {
+      this.worker.postMessage({ kind: "send", text });
+      return true;
+    }
     if (!this.socket || this.socket.readyState !== WebSocket.OPEN) return false;
-    this.socket.send(JSON.stringify(message));
+    this.socket.send(text);
     return true;
   }
 }

@@ -76,6 +76,11 @@ export class SpeciesLayer {
       this.geometry.setAttribute(name, model.geometry.getAttribute(name));
     }
     this.model = model;
+    const side = model.doubleSided ? THREE.DoubleSide : THREE.FrontSide;
+    if (this.material && this.material.side !== side) {
+      this.material.side = side;
+      this.material.needsUpdate = true;
+    }
   }
 
   private grow(needed: number): void {

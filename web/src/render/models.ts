@@ -40,6 +40,11 @@ export interface AnimalModel {
   length: number;
   /** Height of the body centre above the origin (walkers stand on the origin). */
   centerY: number;
+  /**
+   * Drawn without back-face culling: the model is made only of thin surfaces given
+   * once, instead of each twice (halves the vertices where there are most animals).
+   */
+  doubleSided?: boolean;
 }
 
 interface PieceOptions {
@@ -118,11 +123,11 @@ const HOOF = 0x1d1a18;
 function bird(lite: boolean): AnimalModel {
   const b = new ModelBuilder();
   if (lite) {
-    // A dart: two body facets and one triangle per wing, still flapping.
-    b.triangles([0, 0.05, 0.5, 0.1, 0, -0.1, 0, 0, -0.5, 0, 0.05, 0.5, 0, 0, -0.5, -0.1, 0, -0.1]);
-    b.triangles([0.06, 0.02, 0.15, 0.06, 0.02, -0.12, 0.72, 0, -0.18], { part: Part.WingLeft, pivot: [0.06, 0.02, 0] });
-    b.triangles([-0.06, 0.02, 0.15, -0.72, 0, -0.18, -0.06, 0.02, -0.12], { part: Part.WingRight, pivot: [-0.06, 0.02, 0] });
-    return { geometry: b.build(), motion: Motion.Flyer, headZ: 0.5, length: 1, centerY: 0 };
+    // A dart: two body facets and one triangle per wing, still flapping; 4 triangles in all.
+    b.triangles([0, 0.05, 0.5, 0.1, 0, -0.1, 0, 0, -0.5, 0, 0.05, 0.5, 0, 0, -0.5, -0.1, 0, -0.1], {}, false);
+    b.triangles([0.06, 0.02, 0.15, 0.06, 0.02, -0.12, 0.72, 0, -0.18], { part: Part.WingLeft, pivot: [0.06, 0.02, 0] }, false);
+    b.triangles([-0.06, 0.02, 0.15, -0.72, 0, -0.18, -0.06, 0.02, -0.12], { part: Part.WingRight, pivot: [-0.06, 0.02, 0] }, false);
+    return { geometry: b.build(), motion: Motion.Flyer, headZ: 0.5, length: 1, centerY: 0, doubleSided: true };
   }
   b.add(sphere(7, 5), { at: [0, 0, -0.02], scale: [0.13, 0.12, 0.33] });
   b.add(sphere(6, 4), { at: [0, 0.05, 0.3], scale: [0.1, 0.1, 0.1] });

@@ -929,8 +929,11 @@ class GridIndex:
         return float(self.geom[3]), float(self.geom[4]), float(self.geom[5])
 
     def _sort(self, pos, fwd, start, order, sorted_pos, sorted_fwd) -> None:
+        """Counting-sort ``pos`` (and ``fwd``) into the given cell-ordered buffers."""
         m = pos.shape[0]
         ncells = int(self.idim[5])
+        if self.cell_of.shape[0] < m:
+            self.cell_of = _grow(self.cell_of, m)
         parallel = m >= PARALLEL_BUILD_MIN
         chunks = numba.get_num_threads() if parallel else 1
         if self.counts.shape[0] < chunks or self.counts.shape[1] < ncells:
@@ -976,7 +979,6 @@ class GridIndex:
         if self.start.shape[0] < ncells + 1:
             self.start = _grow(self.start, ncells + 1)
         if self.order.shape[0] < m:
-            self.cell_of = _grow(self.cell_of, m)
             self.order = _grow(self.order, m)
             self.positions = _grow(self.positions, m)
             self.forwards = _grow(self.forwards, m)
@@ -1024,7 +1026,6 @@ class GridIndex:
                 self.self_order = _grow(self.self_order, n)
                 self.self_positions = _grow(self.self_positions, n)
                 self.self_forwards = _grow(self.self_forwards, n)
-                self.cell_of = _grow(self.cell_of, max(n, self._m))
             ncells = int(self.idim[5])
             if self.self_start.shape[0] < ncells + 1:
                 self.self_start = _grow(self.self_start, ncells + 1)

@@ -1,0 +1,587 @@
+"""The environment in the step: the static scene, collision resolution and media (seed 000, 7.2, 9.5.8).
+
+Two config sections, registered here:
+
+* ``[environment]`` (scenario) — the static geometry (:class:`EnvironmentSection`, which is
+  :class:`~starling.environment.config.EnvironmentConfig` plus the scenario-wide checks). Its
+  system, :class:`EnvironmentSystem`, owns the :class:`~starling.environment.scene.Environment`.
+* ``[species.body]`` (species) — the animal's collision sphere, the layers it collides with and
+  the medium it lives in (:class:`BodyConfig`). Optional: without it a species gets the defaults
+  of its medium (``ground`` for the ground mover, ``air`` otherwise).
+
+When the system is built it hands the environment to everything that needs it: the pipelines
+with ray groups (:meth:`SpeciesPipeline.attach_environment`) and the movers that declare
+``needs_environment = True`` (the ground mover), via their ``attach_environment(env)``. It then
+moves every animal to a valid start (in water for ``water``, on the ground for ``ground``, never
+inside a solid). Each step:
+
+``before_behaviors``
+    remember where every animal starts the step;
+``after_move``
+    collide and slide every species from its start along the displacement the mover gave it (at
+    most three sweeps, a skin width, seed 000 7.2.2), keeping the velocity of animals that touched
+    nothing and clipping the into-surface part of the others; then keep it in its medium: a water
+    animal stays under the surface and over water deep enough to hold it (at the shore it is held
+    where it was and loses the outward part of its velocity), a walker never ends below the
+    terrain or off its edge, a flier never under the ground.
+
+``health`` adds ``inside_solid`` (animals whose centre is inside a solid of the layers they
+collide with or the ground) and ``out_of_medium`` (fish out of the water, walkers under the
+terrain, fliers under the ground); both stay 0 in a healthy run.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, Optional
+
+import numpy as np
+from numba import njit
+from pydantic import Field
+
+from ..steering import registry
+from ..steering.params import StrictModel
+from ..systems import System
+from .config import BoxConfig, CapsuleConfig, CylinderConfig, EnvironmentConfig, PlaneConfig, SphereConfig
+from .errors import EnvironmentError_
+from .layers import DEFAULT_LAYERS
+from .primitives import rotation_matrix
+from .terrain import height_and_normal
+from .water import in_region
+
+Medium = Literal["air", "water", "ground"]
+MEDIA: tuple[str, ...] = ("air", "water", "ground")
+AIR, WATER, GROUND = 0, 1, 2
+
+#: what a body collides with when ``collide_with`` is not given
+DEFAULT_COLLIDE = {
+    "air": ("terrain", "ground", "environment", "fake_walls"),
+    "water": ("terrain", "ground", "environment", "fake_walls"),
+    # the ground mover keeps walkers on the terrain and the ground; collisions stop them at obstacles
+    "ground": ("environment", "fake_walls"),
+}
+#: tolerance of the medium checks, m (float32 positions far from the origin are this coarse)
+TOLERANCE = 1e-3
+ORDER = 10  # before the ecology (100): eating and catching see resolved positions
+
+
+class BodyConfig(StrictModel):
+    """A species' body in the environment: its collision sphere and the medium it lives in."""
+
+    radius: float = Field(0.3, gt=0, description="Radius of the collision sphere around the position, m.")
+    medium: Optional[Medium] = Field(
+        None, description="air, water or ground (default: ground for the ground mover, air otherwise).")
+    collide_with: Optional[list[str]] = Field(
+        None, description="Layers the body cannot pass (default: terrain, ground, environment and fake_walls; "
+                          "environment and fake_walls for ground animals, whose mover keeps them on the ground).")
+    skin_width: float = Field(0.01, gt=0, le=0.5, description="Gap kept from surfaces by collide-and-slide, m.")
+
+
+class EnvironmentSection(EnvironmentConfig):
+    """The static environment: layers, terrain, water, primitives, meshes and scattered obstacles
+    (seed 000, 2.1.1, ch. 7). Animals collide with it; ray groups cast into it."""
+
+    @classmethod
+    def cross_check(cls, scenario) -> list:
+        return cross_check(scenario)
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+def _layer_problems(where: str, names, registry_) -> list:
+    from ..config.errors import Problem
+
+    out = []
+    for k, name in enumerate(names):
+        if name in ("all", "*") or name in registry_:
+            continue
+        out.append(Problem(f"{where}.{k}", f"unknown layer {name!r}; known layers are: {', '.join(registry_.names)} "
+                                           "(declare new layers in the environment's `layers` list)"))
+    return out
+
+
+def cross_check(scenario) -> list:
+    """Rules between the environment and the species: layer names, sections that need an environment,
+    mesh and height-map files that must load."""
+    from ..config.errors import Problem
+
+    env = getattr(scenario, "environment", None)
+    layers = env.layer_registry() if env is not None else DEFAULT_LAYERS
+    problems: list = []
+    need = "add an [environment] section to the scenario"
+    for i, sp in enumerate(scenario.species):
+        for g, group in enumerate(getattr(sp, "ray_groups", [])):
+            if env is None:
+                problems.append(Problem(f"species.{i}.ray_groups.{g}", f"ray groups cast into the environment; {need}"))
+            problems += _layer_problems(f"species.{i}.ray_groups.{g}.query.layers", group.query.layers, layers)
+        ground_layers = getattr(sp.mover, "ground_layers", None)
+        if ground_layers is not None:
+            problems += _layer_problems(f"species.{i}.mover.ground_layers", ground_layers, layers)
+        if env is None and getattr(registry.get_mover(sp.mover.kind).factory(sp.mover), "needs_environment", False):
+            problems.append(Problem(f"species.{i}.mover", f"the {sp.mover.kind!r} mover needs the environment; {need}"))
+        body = getattr(sp, "body", None)
+        if body is not None:
+            if env is None:
+                problems.append(Problem(f"species.{i}.body", f"a body lives in the environment; {need}"))
+            if body.collide_with is not None:
+                problems += _layer_problems(f"species.{i}.body.collide_with", body.collide_with, layers)
+            if body.medium == "water" and env is not None and not env.water:
+                problems.append(Problem(f"species.{i}.body.medium", "a water animal needs water; the environment "
+                                                                    "has no water bodies"))
+    if env is not None:
+        problems += _file_problems(env, scenario.base_dir)
+    return problems
+
+
+def _file_problems(env, base_dir) -> list:
+    """Every mesh and height-map file must exist and decode (one problem per file, naming its field)."""
+    from pathlib import Path
+
+    from ..config.errors import Problem
+    from .builders import load_heightmap
+    from .mesh import load_mesh_file
+
+    problems = []
+
+    def resolve(path: str) -> Path:
+        p = Path(path)
+        return p if p.is_absolute() or base_dir is None else Path(base_dir) / p
+
+    for m, mesh in enumerate(env.meshes):
+        try:
+            load_mesh_file(resolve(mesh.path))
+        except EnvironmentError_ as e:
+            problems.append(Problem(f"environment.meshes.{m}.path", str(e)))
+    if env.terrain is not None and env.terrain.image is not None:
+        try:
+            load_heightmap(env.terrain.image, base_dir, env.terrain.resolution)
+        except EnvironmentError_ as e:
+            problems.append(Problem("environment.terrain.image.path", str(e)))
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------- kernels
+
+@njit(cache=True, inline="always")
+def _surface(wf, wi, poly, x, z):
+    best = -np.inf
+    for w in range(wf.shape[0]):
+        if wf[w, 0] > best and in_region(wf, wi, poly, w, x, z):
+            best = wf[w, 0]
+    return best
+
+
+@njit(cache=True, inline="always")
+def _terrain(ter_h, tf, x, z):
+    """Terrain height at ``(x, z)``: nan outside its rectangle, -inf without a terrain."""
+    if tf[0] <= 0.0:
+        return -np.inf
+    h, _, _, _ = height_and_normal(ter_h, tf[1], tf[2], tf[3], tf[4], x, z)
+    return h
+
+
+@njit(cache=True)
+def _keep_in_medium(medium, pos, vel, start, radius, offset, ter_h, tf, wf, wi, poly, held):
+    """Hold every animal in its medium after collision resolution (see the module); ``held`` counts
+    the animals put back where they started the step."""
+    count = 0
+    for i in range(pos.shape[0]):
+        x = np.float64(pos[i, 0])
+        y = np.float64(pos[i, 1])
+        z = np.float64(pos[i, 2])
+        h = _terrain(ter_h, tf, x, z)
+        back = False
+        if medium == 1:  # water: under the surface, over water deep enough for the body
+            s = _surface(wf, wi, poly, x, z)
+            top = s - radius
+            floor = h + radius if not math.isnan(h) else -np.inf
+            if s == -np.inf or top < floor:
+                back = True
+            elif y > top:
+                y = top
+                if vel[i, 1] > 0.0:
+                    vel[i, 1] = 0.0
+        elif medium == 2:  # ground: on the terrain, never under it or off its edge
+            if math.isnan(h):
+                back = True
+            elif y < h:
+                y = h + offset
+                if vel[i, 1] < 0.0:
+                    vel[i, 1] = 0.0
+        else:  # air: never under the ground
+            if not math.isnan(h) and y < h + radius:
+                y = h + radius
+                if vel[i, 1] < 0.0:
+                    vel[i, 1] = 0.0
+        if back:
+            # hold it where the step started and drop the part of its velocity that led out
+            mx = x - start[i, 0]
+            mz = z - start[i, 2]
+            ml = math.sqrt(mx * mx + mz * mz)
+            x = start[i, 0]
+            y = start[i, 1]
+            z = start[i, 2]
+            if ml > 1e-12:
+                mx /= ml
+                mz /= ml
+                k = vel[i, 0] * mx + vel[i, 2] * mz
+                if k > 0.0:
+                    vel[i, 0] -= k * mx
+                    vel[i, 2] -= k * mz
+            count += 1
+        pos[i, 0] = x
+        pos[i, 1] = y
+        pos[i, 2] = z
+    held[0] += count
+
+
+@njit(cache=True)
+def _out_of_medium(medium, pos, tol, ter_h, tf, wf, wi, poly):
+    """How many animals are outside their medium (their centre, within ``tol``)."""
+    bad = 0
+    for i in range(pos.shape[0]):
+        x = np.float64(pos[i, 0])
+        y = np.float64(pos[i, 1])
+        z = np.float64(pos[i, 2])
+        h = _terrain(ter_h, tf, x, z)
+        if medium == 1:
+            s = _surface(wf, wi, poly, x, z)
+            out = s == -np.inf or y > s + tol or (not math.isnan(h) and y < h - tol)
+        elif medium == 2:
+            out = math.isnan(h) or y < h - tol
+        else:
+            out = not math.isnan(h) and y < h - tol
+        if out:
+            bad += 1
+    return bad
+
+
+# ---------------------------------------------------------------------------------------------- the system
+
+@dataclass
+class Body:
+    """A species as the environment sees it."""
+
+    name: str
+    index: int
+    radius: float
+    medium: str
+    mask: int  # collide-and-slide layers
+    solid_mask: int  # what counts as solid for this species (its collide layers plus the ground)
+    offset: float  # height of the position above the feet (walkers) or the radius
+    skin: float
+    start: np.ndarray  # positions at the start of the step (capacity, 3)
+    out: object = None  # reusable SlideResult
+
+
+class EnvironmentSystem(System):
+    """Owns the :class:`Environment`; resolves collisions and media after the movers (see the module)."""
+
+    name = "environment"
+
+    def __init__(self, sim):
+        from ..config.errors import ConfigError, Problem
+        from .scene import Environment
+
+        cfg = sim.scenario.environment
+        try:
+            self.environment = Environment.from_config(cfg, base_dir=sim.scenario.base_dir)
+        except EnvironmentError_ as e:
+            raise ConfigError([Problem("environment", str(e))]) from None
+        env = self.environment
+        self.held = np.zeros(1, np.int64)  # animals held back at a medium's edge, since the start
+        self.bodies: list[Body] = []
+        ground_bits = env.mask(["terrain", "ground"])
+        for index, sp in enumerate(sim.scenario.species):
+            mover = sim.movers[index]
+            pipeline = sim.pipelines[index]
+            if getattr(mover, "needs_environment", False):
+                mover.attach_environment(env)
+            if pipeline.ray_groups:
+                pipeline.attach_environment(env)
+            body = getattr(sp, "body", None) or BodyConfig()
+            medium = body.medium or ("ground" if getattr(mover, "needs_environment", False) else "air")
+            layers = body.collide_with if body.collide_with is not None else DEFAULT_COLLIDE[medium]
+            mask = env.mask(layers) & ~env.mask("water")  # water is never solid
+            offset = float(getattr(mover, "center_height", body.radius)) if medium == "ground" else body.radius
+            pop = sim.population(sp.name)
+            self.bodies.append(Body(sp.name, index, body.radius, medium, mask, mask | ground_bits, offset,
+                                    body.skin_width, np.zeros((pop.capacity, 3), np.float32)))
+        self._scene: Optional[dict] = None
+        self._place_initial(sim)
+
+    # ------------------------------------------------------------------ start positions
+    def _place_initial(self, sim) -> None:
+        """Move animals that start in an invalid place to valid ones drawn from their spawn region."""
+        from ..config.errors import ConfigError, Problem
+
+        for body in self.bodies:
+            pop = sim.population(body.name)
+            if pop.n == 0:
+                continue
+            sp = sim.scenario.species[body.index]
+            rng = np.random.default_rng(np.random.SeedSequence(sim.world.seed, spawn_key=(body.index, 7919)))
+            pos = pop.position
+            for _ in range(400):
+                bad = self._fix_start(body, pos)
+                if not bad.any():
+                    break
+                pos[bad] = _sample_region(sp.spawn, int(bad.sum()), rng)
+            else:
+                bad = self._fix_start(body, pos)
+                if bad.any():
+                    raise ConfigError([Problem(
+                        f"species.{body.index}.spawn",
+                        f"cannot place {int(bad.sum())} of {pop.n} {body.name!r} validly in their medium "
+                        f"({body.medium}) inside the spawn region; move or enlarge it")])
+            if body.medium == "ground":
+                # walkers start walking: horizontal velocity and heading
+                pop.velocity[:, 1] = 0.0
+                f = pop.forward.copy()
+                f[:, 1] = 0.0
+                length = np.linalg.norm(f, axis=1, keepdims=True)
+                f = np.where(length > 1e-6, f / np.maximum(length, 1e-12), np.array([0.0, 0.0, 1.0], np.float32))
+                pop.forward[:] = f
+                pop.up[:] = (0.0, 1.0, 0.0)
+            elif body.medium == "water":
+                pop.velocity[:, 1] *= 0.2  # fish start roughly level
+
+    def _fix_start(self, body: Body, pos: np.ndarray) -> np.ndarray:
+        """Settle valid candidates in place (on the ground, under the surface) and flag the rest."""
+        env = self.environment
+        n = pos.shape[0]
+        x = pos[:, 0].astype(np.float64)
+        z = pos[:, 2].astype(np.float64)
+        top = np.full(n, _top_of(env), np.float32)
+        origins = np.column_stack([x, top, z]).astype(np.float32)
+        down = np.tile(np.array([[0.0, -1.0, 0.0]], np.float32), (n, 1))
+        reach = float(top[0] - _bottom_of(env)) + 1.0
+        surface = env.surface_height(x, z)
+        bad = np.zeros(n, bool)
+        if body.medium == "ground":
+            hits = env.cast_rays(origins, down, reach, _walk_layers(env, body))
+            bad |= ~hits.hit
+            ground = hits.point[:, 1].astype(np.float64)
+            bad |= np.isfinite(surface) & (surface > ground)  # walkers start on dry land
+            pos[:, 1] = np.where(hits.hit, ground + body.offset, pos[:, 1])
+            if env.terrain is not None:
+                bad |= ~np.isfinite(env.height_at(x, z))
+        else:
+            floor_hits = env.cast_rays(origins, down, reach, body.solid_mask)
+            floor = np.where(floor_hits.hit, floor_hits.point[:, 1], -np.inf).astype(np.float64)
+            if body.medium == "water":
+                lo = floor + body.radius + 2 * body.skin
+                hi = surface - body.radius - 2 * body.skin
+                bad |= ~np.isfinite(surface) | (hi < lo)
+                y = np.clip(pos[:, 1].astype(np.float64), lo, hi)
+                pos[:, 1] = np.where(bad, pos[:, 1], y)
+            else:
+                y = np.maximum(pos[:, 1].astype(np.float64), floor + body.radius + 2 * body.skin)
+                pos[:, 1] = y
+        ok = ~bad
+        if ok.any() and body.solid_mask:
+            inside = env.is_inside_solid(pos[ok], body.radius + body.skin, body.solid_mask if body.medium != "ground"
+                                         else body.mask)
+            idx = np.flatnonzero(ok)
+            bad[idx[inside]] = True
+        return bad
+
+    # ------------------------------------------------------------------ the step
+    def before_behaviors(self, sim, dt: float) -> None:
+        for body in self.bodies:
+            pop = sim.population(body.name)
+            if body.start.shape[0] < pop.n:
+                body.start = np.zeros((pop.capacity, 3), np.float32)
+            body.start[: pop.n] = pop.position
+
+    def after_move(self, sim, dt: float) -> None:
+        from ..motion.collide import SlideResult, collide_and_slide
+        from ..steering.pipeline import PARALLEL_THRESHOLD
+
+        env = self.environment
+        a = env.arrays
+        world = sim.world
+        for body in self.bodies:
+            pop = sim.population(body.name)
+            n = pop.n
+            if n == 0 or dt <= 0:
+                continue
+            start = body.start[:n]
+            pos = pop.position
+            vel = pop.velocity
+            if body.mask:
+                move = pos - start
+                if world.wrap:
+                    size = (world.bounds_max - world.bounds_min).astype(np.float32)
+                    move -= size * np.round(move / size)
+                if body.out is None or body.out.positions.shape[0] < n:
+                    cap = pop.capacity
+                    body.out = SlideResult(np.zeros((cap, 3), np.float32), np.zeros((cap, 3), np.float32),
+                                           np.zeros(cap, np.int8))
+                out = SlideResult(body.out.positions[:n], body.out.velocities[:n], body.out.contacts[:n])
+                collide_and_slide(env, start, move / np.float32(dt), dt, body.radius, body.mask, body.skin,
+                                  out=out, parallel=n >= PARALLEL_THRESHOLD)
+                pos[:] = out.positions
+                touched = out.contacts > 0
+                vel[touched] = out.velocities[touched]
+            _keep_in_medium(MEDIA.index(body.medium), pos, vel, start, float(body.radius), float(body.offset),
+                            a.ter_h, a.ter_f, a.w_f, a.w_i, a.w_poly, self.held)
+
+    # ------------------------------------------------------------------ reporting
+    def health(self, sim) -> dict:
+        env = self.environment
+        a = env.arrays
+        inside = 0
+        out = 0
+        for body in self.bodies:
+            pop = sim.population(body.name)
+            if pop.n == 0:
+                continue
+            if body.solid_mask:
+                inside += int(np.count_nonzero(env.is_inside_solid(pop.position, 0.0, body.solid_mask)))
+            out += int(_out_of_medium(MEDIA.index(body.medium), pop.position, TOLERANCE, a.ter_h, a.ter_f, a.w_f,
+                                      a.w_i, a.w_poly))
+        return {"inside_solid": inside, "out_of_medium": out}
+
+    def species_summary(self, sim, species: str) -> dict:
+        return {}
+
+    def inspect(self, sim, species: str, row: int) -> dict:
+        body = next((b for b in self.bodies if b.name == species), None)
+        if body is None:
+            return {}
+        mover = sim.movers[body.index]
+        info = {"medium": body.medium, "body_radius": body.radius}
+        state = getattr(mover, "state", None)
+        if state is not None and row < state.shape[0]:
+            info["ground_state"] = ("grounded", "falling", "swimming")[int(state[row])]
+        return info
+
+    def scene(self, sim) -> dict:
+        if self._scene is None:
+            self._scene = {"environment": describe(self.environment)}
+        return self._scene
+
+
+def _top_of(env) -> float:
+    b = env.bounds
+    return (float(b[1][1]) if b is not None else 0.0) + 50.0
+
+
+def _bottom_of(env) -> float:
+    b = env.bounds
+    return (float(b[0][1]) if b is not None else 0.0) - 50.0
+
+
+def _walk_layers(env, body: Body) -> int:
+    return env.mask(["terrain", "ground", "environment"]) | body.mask
+
+
+def _sample_region(spawn, k: int, rng: np.random.Generator) -> np.ndarray:
+    """``k`` points drawn uniformly from a spawn region (box or ball)."""
+    center = np.asarray(spawn.center, np.float64)
+    if spawn.shape == "box":
+        pts = center + (rng.random((k, 3)) - 0.5) * np.asarray(spawn.size)
+    else:
+        d = rng.normal(size=(k, 3))
+        d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-12)
+        pts = center + d * spawn.radius * rng.random((k, 1)) ** (1.0 / 3.0)
+    return pts.astype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------------- drawing
+
+def _euler_xyz(rot: np.ndarray) -> list[float]:
+    """Degrees ``(x, y, z)`` of a rotation matrix in three.js' default ``XYZ`` Euler order (R = Rx Ry Rz)."""
+    m = np.asarray(rot, np.float64)
+    y = math.asin(max(-1.0, min(1.0, m[0, 2])))
+    if abs(m[0, 2]) < 0.9999999:
+        x = math.atan2(-m[1, 2], m[2, 2])
+        z = math.atan2(-m[0, 1], m[0, 0])
+    else:
+        x = math.atan2(m[2, 1], m[1, 1])
+        z = 0.0
+    return [round(math.degrees(v), 4) for v in (x, y, z)]
+
+
+def _y_to(axis) -> np.ndarray:
+    """The smallest rotation taking +y to the unit ``axis``."""
+    a = np.asarray(axis, np.float64)
+    a = a / np.linalg.norm(a)
+    y = np.array([0.0, 1.0, 0.0])
+    c = float(a @ y)
+    if c > 1 - 1e-12:
+        return np.eye(3)
+    if c < -1 + 1e-12:
+        return np.diag([1.0, -1.0, -1.0])
+    v = np.cross(y, a)
+    vx = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+    return np.eye(3) + vx + vx @ vx / (1 + c)
+
+
+def _r(values, digits: int = 4) -> list[float]:
+    return [round(float(v), digits) for v in values]
+
+
+def describe(env) -> dict:
+    """What a viewer draws, in the browser protocol's ``Environment`` shape (``docs/protocol.md``):
+    the terrain's height grid and extents, the (largest) water surface, the primitives as obstacles
+    (capsules as a cylinder and two spheres) and the mesh triangles."""
+    out: dict = {"obstacles": []}
+    t = env.terrain
+    if t is not None:
+        nz, nx = t.heights.shape
+        out["terrain"] = {
+            "origin": [float(t.x0), float(t.z0)],
+            "size": [float(t.dx * (nx - 1)), float(t.dz * (nz - 1))],
+            "resolution": [int(nx), int(nz)],
+            "heights": _r(t.heights.ravel(), 3),
+        }
+    w = env.water
+    if len(w):
+        box = w.box
+        big = int(np.argmax((box[:, 2] - box[:, 0]) * (box[:, 3] - box[:, 1])))
+        out["water"] = {"level": float(w.surface[big]), "bounds_min": _r(box[big, :2]), "bounds_max": _r(box[big, 2:])}
+    obstacles = out["obstacles"]
+    for s in env.shapes:
+        layer = getattr(s, "layer", "environment")
+        color = "#8a8f98" if layer != "fake_walls" else None
+        if color is None:
+            continue  # invisible barriers are not drawn
+        if isinstance(s, SphereConfig):
+            obstacles.append({"shape": "sphere", "center": _r(s.center), "radius": float(s.radius), "color": color})
+        elif isinstance(s, BoxConfig):
+            center, half = s.resolved()
+            rot = rotation_matrix(s.yaw_pitch_roll_deg, s.quaternion)
+            obstacles.append({"shape": "box", "center": _r(center), "size": _r(2 * np.asarray(half)),
+                              "rotation_deg": _euler_xyz(rot), "color": color})
+        elif isinstance(s, (CylinderConfig, CapsuleConfig)):
+            a = np.asarray(s.base, np.float64)
+            u = np.asarray(s.axis, np.float64) / np.linalg.norm(s.axis)
+            b = a + u * s.height
+            if s.height > 0:
+                obstacles.append({"shape": "cylinder", "center": _r((a + b) / 2), "radius": float(s.radius),
+                                  "height": float(s.height), "rotation_deg": _euler_xyz(_y_to(u)), "color": color})
+            if isinstance(s, CapsuleConfig):
+                for end in (a, b) if s.height > 0 else (a,):
+                    obstacles.append({"shape": "sphere", "center": _r(end), "radius": float(s.radius),
+                                      "color": color})
+        elif isinstance(s, PlaneConfig):
+            continue  # unbounded; the world box's floor shows it
+    tri = env.arrays.tri_f
+    if tri.shape[0]:
+        v0 = tri[:, 0:3]
+        corners = np.concatenate([v0, v0 + tri[:, 3:6], v0 + tri[:, 6:9]], axis=1)
+        out["meshes"] = [{"positions": _r(corners.ravel(), 3)}]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- registration
+
+@registry.section("environment", model=EnvironmentSection, order=ORDER)
+def _environment(sim):
+    """The static environment (terrain, water, shapes, meshes, scattered obstacles); collisions and media."""
+    return EnvironmentSystem(sim)
+
+
+registry.section("body", model=BodyConfig, scope="species", order=ORDER)(None)
