@@ -204,11 +204,31 @@ def bench(
     density_sweep: Optional[str] = typer.Option(None, "--density-sweep", help="Densities to sweep at the first size (thesis 9.6.1)."),
     k_sweep: Optional[str] = typer.Option(None, "--k-sweep", help="k values to sweep at the first size (thesis 9.6.1)."),
     budget: float = typer.Option(3.0, "--budget", min=0.1, help="Seconds of timed steps per size (roughly)."),
+    rays: bool = typer.Option(False, "--rays", help="Measure ray casts on the pasture instead (seed 000, 7.1)."),
+    animals: int = typer.Option(100_000, "--animals", min=1, help="--rays: animals on the pasture."),
+    rays_per_animal: int = typer.Option(8, "--rays-per-animal", min=1, max=4096, help="--rays: rays per animal."),
+    obstacles: int = typer.Option(500, "--obstacles", min=0, help="--rays: trees and rocks on the pasture."),
+    repeats: int = typer.Option(15, "--repeats", min=1, help="--rays: timed steps after the warm-up."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:
-    """Measure step and query times of the flocking pipeline (medians after warm-up)."""
-    from .bench import bench_size
+    """Measure step and query times of the flocking pipeline, or ray casts with --rays (medians after warm-up)."""
+    from .bench import bench_rays, bench_size
 
+    if rays:
+        if not as_json:
+            err.print(f"bench rays: {animals} animals x {rays_per_animal} rays, {obstacles} obstacles …",
+                      highlight=False)
+        r = bench_rays(animals, rays_per_animal, obstacles, repeats=repeats)
+        if as_json:
+            sys.stdout.write(json.dumps(r) + "\n")
+            return
+        table = Table("rays", "step median ms", "step p95 ms", "cast ms", "generate ms", "rays/s",
+                      "serial rays/CPU-s", "threads", box=None)
+        table.add_row(str(r["rays"]), f"{r['step_ms']['median']:.2f}", f"{r['step_ms']['p95']:.2f}",
+                      f"{r['cast_ms']['median']:.2f}", f"{r['generate_ms']['median']:.2f}", f"{r['rays_per_s']:,}",
+                      f"{r['serial_rays_per_cpu_s']:,}", str(r["threads"]))
+        out.print(table)
+        return
     if query not in ("grid", "kdtree"):
         _fail(f"--query: expected grid or kdtree, got {query!r}")
     ns = _int_list(sizes, "--sizes")

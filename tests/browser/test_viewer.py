@@ -104,13 +104,11 @@ def test_garbage_from_a_page_is_answered_and_the_stream_goes_on(page):
 def _run_lagoon_to(page, seed: int, first: int, then: int, fire: bool) -> dict:
     """Restart the lagoon with ``seed``, advance exactly ``first`` steps, optionally fire at
     the fish school from the view, advance ``then`` more, and return the fish metrics."""
-    page.evaluate(f"() => window.__starling.send({{type: 'scenario', name: 'lagoon', seed: {seed}}})")
-    page.wait_for_function("() => window.__starling.state().scenario === 'lagoon'", timeout=60_000)
-    page.evaluate("() => window.__starling.send({type: 'pause'})")
-    page.wait_for_function("() => window.__starling.state().paused === true", timeout=120_000)
-    now = _state(page)["step"]
-    assert now < first, "the scenario ran past the planned shot before it could be paused"
-    page.evaluate(f"() => window.__starling.send({{type: 'step', n: {first - now}}})")
+    page.evaluate(f"() => window.__starling.send({{type: 'scenario', name: 'lagoon', seed: {seed}, paused: true}})")
+    page.wait_for_function(
+        "() => { const s = window.__starling.state(); return s.scenario === 'lagoon' && s.paused === true && s.step === 0; }",
+        timeout=60_000)
+    page.evaluate(f"() => window.__starling.send({{type: 'step', n: {first}}})")
     page.wait_for_function(f"() => window.__starling.state().step === {first}", timeout=120_000)
     if fire:
         spot = page.evaluate("() => window.__starling.centroid('fish')")

@@ -83,3 +83,28 @@ def test_a_stalled_client_drops_frames_and_slows_nobody(tmp_path):
         stop.set()
         reader.join(5)
         assert runner.alive
+
+
+def test_serve_prints_its_address_and_serves_until_interrupted(tmp_path):
+    """``serve`` is what ``starling serve`` runs: it must announce a reachable URL."""
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+
+    code = (
+        "from starling.server import serve; "
+        "serve('flock', host='127.0.0.1', port=0, open_browser=False)"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = process.stdout.readline()
+        assert "Starling is serving 'flock' at http://127.0.0.1:" in line, line
+        url = line.split(" at ")[1].split()[0]
+        assert httpx.get(url + "api/scenarios", timeout=10).json()["current"] == "flock"
+        assert httpx.get(url, timeout=10).status_code in (200, 503)
+    finally:
+        process.send_signal(signal.SIGINT)
+        rest = process.communicate(timeout=20)[0]
+    assert process.returncode == 0 and "Starling stopped." in rest and "Traceback" not in rest, rest

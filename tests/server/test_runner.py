@@ -141,6 +141,10 @@ def test_switching_scenario_sends_a_new_scene_and_restarts_time(runner_factory):
     wait_for(lambda: len(sink.scenes) == 2, what="a second scene")
     assert runner.seed == 5
     wait_for(lambda: runner.sim.step_count > 0, what="the new scenario to step")
+    runner.submit(2, P.SwitchScenario(type="scenario", name="flock", seed=6, paused=True))
+    wait_for(lambda: len(sink.scenes) == 3, what="a third scene")
+    time.sleep(0.3)
+    assert runner.paused and runner.sim.step_count == 0
 
 
 def test_a_failing_step_pauses_with_an_error_and_the_thread_survives(runner_factory):

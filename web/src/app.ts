@@ -60,6 +60,7 @@ export class App {
   private lastHud = 0;
   private lastPlayerSend = 0;
   private scenarioShown = "";
+  private statusError: string | null = null;
   /** Set by a new scenario: aim the camera at the animals once their first frame arrives. */
   private frameAnimals = false;
   private readonly pointer = new THREE.Vector2();
@@ -126,7 +127,7 @@ export class App {
       case "ack":
         this.acks.push({ action: message.action, result: message.result });
         if (this.acks.length > 50) this.acks.shift();
-        if (message.action !== "move_player") this.toast(`${message.action.replace("_", " ")} ✓`, "info");
+        if (message.action !== "move_player") this.toast(describeAck(message.action, message.result), "info");
         break;
       case "pong": break;
     }
@@ -178,6 +179,8 @@ export class App {
     const speed = $<HTMLSelectElement>("speed");
     if (document.activeElement !== speed) speed.value = String(status.speed);
     this.charts.push(status);
+    if (status.error && status.error !== this.statusError) this.toast(status.error, "error");
+    this.statusError = status.error;
     if (status.loading) $("conn-text").textContent = `loading ${status.scenario}…`;
     else if (this.connection.connected) $("conn-text").textContent = "live";
   }
@@ -595,6 +598,16 @@ export class App {
     $("charts-toggle").classList.toggle("active", !hidden);
     if (!hidden) requestAnimationFrame(() => this.charts.resize());
   }
+}
+
+/** A short human line for an acknowledged player action (the fire result names what was hit). */
+function describeAck(action: string, result: unknown): string {
+  if (action === "fire" && result && typeof result === "object" && "hit" in result) {
+    const hit = (result as { hit: { species: string; uid: number } | null }).hit;
+    return hit ? `Shot hit ${hit.species} #${hit.uid}` : "Shot fired — missed";
+  }
+  if (action === "throw_apple") return "Apple thrown";
+  return `${action.replace("_", " ")} ✓`;
 }
 
 function vec(v: THREE.Vector3): Vec3 {

@@ -10,9 +10,9 @@ ballistics until they rest:
   stays there, drifting to a stop; a sinking one sinks at ``sink_speed`` to the bottom;
 * on the ground (``ground_height``) they stop.
 
-The environment layer (terrain, pond geometry) is not wired into the step yet, so the
-ground and the water are horizontal planes given in ``[ecology]``; when it is, the
-resting heights become ray casts against it.
+The ground is the environment's surfaces under the item (a ray cast down) when the
+scenario has an ``[environment]``, otherwise the plane ``ground_height``; the water is the
+plane ``water_level`` of ``[ecology]``.
 """
 from typing import Literal, Optional
 
@@ -45,8 +45,11 @@ class PhysicsConfig(StrictModel):
     water_drag: float = Field(2.0, ge=0, description="Rate at which water stops an item's drift, 1/s.")
 
 
-def step_items(pop, ground: float, water: Optional[float], phys: PhysicsConfig, lo, hi, dt: float) -> np.ndarray:
-    """Move every item one step; returns the uids whose lifetime is over."""
+def step_items(pop, ground, water: Optional[float], phys: PhysicsConfig, lo, hi, dt: float) -> np.ndarray:
+    """Move every item one step; returns the uids whose lifetime is over.
+
+    ``ground``: the ground height, one number or one per item.
+    """
     n = pop.n
     if n == 0:
         return np.zeros(0, np.int64)
@@ -72,8 +75,9 @@ def step_items(pop, ground: float, water: Optional[float], phys: PhysicsConfig, 
         pos[crossed, 1] = water
         vel[crossed, 1] = 0.0
     # the ground stops everything
+    ground = np.broadcast_to(np.asarray(ground, np.float32), (n,))
     below = pos[:, 1] <= ground
-    pos[below, 1] = ground
+    pos[below, 1] = ground[below]
     vel[below] = 0.0
     # stay inside the world box horizontally
     for axis in (0, 2):

@@ -382,7 +382,8 @@ class EcologySystem(System):
         self._move_player(dt)
         lo, hi = self.world.bounds_min, self.world.bounds_max
         for name in (I.APPLE, I.CARCASS):
-            expired = I.step_items(self.populations[name], self.ground, self.cfg.water_level, self.cfg.physics,
+            items = self.populations[name]
+            expired = I.step_items(items, self._ground_under(items), self.cfg.water_level, self.cfg.physics,
                                    lo, hi, dt)
             if expired.size:
                 self.despawn(name, expired)
@@ -408,6 +409,20 @@ class EcologySystem(System):
         self._despawned.clear()
         for sp in self.species:
             sp.births(self.rng)
+
+    def _ground_under(self, pop):
+        """Height of the ground under each item: the environment's surfaces, else the ground plane."""
+        env = getattr(self.sim, "environment", None)
+        if env is None or pop.n == 0:
+            return self.ground
+        from ..environment.raycast import cast_rays
+
+        known = [name for name in ("terrain", "ground", "environment") if name in env.layers]
+        origins = pop.position.astype(np.float32) + np.float32([0.0, 0.5, 0.0])
+        down = np.tile(np.float32([0.0, -1.0, 0.0]), (pop.n, 1))
+        reach = float(self.world.bounds_max[1] - self.world.bounds_min[1]) + 1.0
+        hits = cast_rays(env, origins, down, reach, mask=env.mask(known))
+        return np.where(hits.hit[:pop.n], hits.point[:pop.n, 1], self.ground)
 
     # ------------------------------------------------------------------ reports
     def species_summary(self, sim, species: str) -> dict:

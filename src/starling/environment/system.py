@@ -37,7 +37,7 @@ from typing import Literal, Optional
 
 import numpy as np
 from numba import njit
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..steering import registry
 from ..steering.params import StrictModel
@@ -81,6 +81,12 @@ class EnvironmentSection(EnvironmentConfig):
     """The static environment: layers, terrain, water, primitives, meshes and scattered obstacles
     (seed 000, 2.1.1, ch. 7). Animals collide with it; ray groups cast into it."""
 
+    @model_validator(mode="after")
+    def _check_layers_and_references(self):
+        # replaces EnvironmentConfig's check of the same name: in a scenario, :func:`cross_check` reports
+        # each unknown layer and pond-less fill_pond with its own field path (environment.shapes.2.layer)
+        return self
+
     @classmethod
     def cross_check(cls, scenario) -> list:
         return cross_check(scenario)
@@ -88,48 +94,31 @@ class EnvironmentSection(EnvironmentConfig):
 
 # ---------------------------------------------------------------------------------------------- checks
 
-def _layer_problems(where: str, names, registry_) -> list:
+def _unknown_layers(fields, registry_) -> list:
+    """A problem for each ``(field path, layer name)`` in ``fields`` whose layer ``registry_`` does not know."""
     from ..config.errors import Problem
 
-    out = []
-    for k, name in enumerate(names):
-        if name in ("all", "*") or name in registry_:
-            continue
-        out.append(Problem(f"{where}.{k}", f"unknown layer {name!r}; known layers are: {', '.join(registry_.names)} "
-                                           "(declare new layers in the environment's `layers` list)"))
-    return out
+    return [Problem(path, f"unknown layer {name!r}; known layers are: {', '.join(registry_.names)} "
+                          "(declare new layers in the environment's `layers` list)")
+            for path, name in fields if name not in ("all", "*") and name not in registry_]
 
 
-def cross_check(scenario) -> list:
-    """Rules between the environment and the species: layer names, sections that need an environment,
-    mesh and height-map files that must load."""
+def _listed(path: str, names) -> list:
+    return [(f"{path}.{k}", name) for k, name in enumerate(names)]
+
+
+def _reference_problems(env, layers) -> list:
+    """Every layer the environment's parts name must be declared; a pond must exist to be filled."""
     from ..config.errors import Problem
 
-    env = getattr(scenario, "environment", None)
-    layers = env.layer_registry() if env is not None else DEFAULT_LAYERS
-    problems: list = []
-    need = "add an [environment] section to the scenario"
-    for i, sp in enumerate(scenario.species):
-        for g, group in enumerate(getattr(sp, "ray_groups", [])):
-            if env is None:
-                problems.append(Problem(f"species.{i}.ray_groups.{g}", f"ray groups cast into the environment; {need}"))
-            problems += _layer_problems(f"species.{i}.ray_groups.{g}.query.layers", group.query.layers, layers)
-        ground_layers = getattr(sp.mover, "ground_layers", None)
-        if ground_layers is not None:
-            problems += _layer_problems(f"species.{i}.mover.ground_layers", ground_layers, layers)
-        if env is None and getattr(registry.get_mover(sp.mover.kind).factory(sp.mover), "needs_environment", False):
-            problems.append(Problem(f"species.{i}.mover", f"the {sp.mover.kind!r} mover needs the environment; {need}"))
-        body = getattr(sp, "body", None)
-        if body is not None:
-            if env is None:
-                problems.append(Problem(f"species.{i}.body", f"a body lives in the environment; {need}"))
-            if body.collide_with is not None:
-                problems += _layer_problems(f"species.{i}.body.collide_with", body.collide_with, layers)
-            if body.medium == "water" and env is not None and not env.water:
-                problems.append(Problem(f"species.{i}.body.medium", "a water animal needs water; the environment "
-                                                                    "has no water bodies"))
-    if env is not None:
-        problems += _file_problems(env, scenario.base_dir)
+    fields = [("environment.terrain.layer", env.terrain.layer)] if env.terrain is not None else []
+    for part in ("water", "shapes", "meshes", "scatter"):
+        fields += [(f"environment.{part}.{i}.layer", item.layer) for i, item in enumerate(getattr(env, part))]
+    problems = _unknown_layers(fields, layers)
+    for i, w in enumerate(env.water):
+        if w.fill_pond and (env.terrain is None or env.terrain.pond is None):
+            problems.append(Problem(f"environment.water.{i}.fill_pond",
+                                    "needs a terrain with a pond basin (environment.terrain.pond)"))
     return problems
 
 
@@ -271,7 +260,7 @@ class Body:
     offset: float  # height of the position above the feet (walkers) or the radius
     skin: float
     start: np.ndarray  # positions at the start of the step (capacity, 3)
-    out: object = None  # reusable SlideResult
+    out: Optional[object] = None  # reusable SlideResult buffers (capacity rows)
 
 
 class EnvironmentSystem(System):
@@ -359,7 +348,8 @@ class EnvironmentSystem(System):
         surface = env.surface_height(x, z)
         bad = np.zeros(n, bool)
         if body.medium == "ground":
-            hits = env.cast_rays(origins, down, reach, _walk_layers(env, body))
+            # on the terrain or the ground planes (not on a tree's canopy): obstacles there are rejected below
+            hits = env.cast_rays(origins, down, reach, env.mask(["terrain", "ground"]))
             bad |= ~hits.hit
             ground = hits.point[:, 1].astype(np.float64)
             bad |= np.isfinite(surface) & (surface > ground)  # walkers start on dry land
@@ -379,9 +369,9 @@ class EnvironmentSystem(System):
                 y = np.maximum(pos[:, 1].astype(np.float64), floor + body.radius + 2 * body.skin)
                 pos[:, 1] = y
         ok = ~bad
-        if ok.any() and body.solid_mask:
-            inside = env.is_inside_solid(pos[ok], body.radius + body.skin, body.solid_mask if body.medium != "ground"
-                                         else body.mask)
+        check = body.mask if body.medium == "ground" else body.solid_mask  # walkers touch the ground they stand on
+        if ok.any() and check:
+            inside = env.is_inside_solid(pos[ok], body.radius + body.skin, check)
             idx = np.flatnonzero(ok)
             bad[idx[inside]] = True
         return bad
@@ -443,9 +433,6 @@ class EnvironmentSystem(System):
                                       a.w_i, a.w_poly))
         return {"inside_solid": inside, "out_of_medium": out}
 
-    def species_summary(self, sim, species: str) -> dict:
-        return {}
-
     def inspect(self, sim, species: str, row: int) -> dict:
         body = next((b for b in self.bodies if b.name == species), None)
         if body is None:
@@ -471,10 +458,6 @@ def _top_of(env) -> float:
 def _bottom_of(env) -> float:
     b = env.bounds
     return (float(b[0][1]) if b is not None else 0.0) - 50.0
-
-
-def _walk_layers(env, body: Body) -> int:
-    return env.mask(["terrain", "ground", "environment"]) | body.mask
 
 
 def _sample_region(spawn, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -11,6 +11,7 @@ the simulation and the other clients carry on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
@@ -195,9 +196,9 @@ def create_app(
 ) -> FastAPI:
     """Build the app. The simulation thread starts with the app's lifespan and stops with it.
 
-    ``overrides`` are config overrides for ``scenario`` (``"species.bird.count=100000"``); ``allowed_origins`` adds trusted page
-    origins (e.g. the Vite dev server); ``loader``/``scenario_names`` default to
-    the public ``starling`` API.
+    ``overrides`` are config overrides for ``scenario`` (``"species.bird.count=100000"``);
+    ``allowed_origins`` adds trusted page origins (e.g. the Vite dev server);
+    ``loader``/``scenario_names`` default to the public ``starling`` API.
     """
     runner = SimulationRunner(
         scenario, realtime=realtime, seed=seed, max_fps=max_fps,
@@ -227,7 +228,7 @@ def create_app(
 
     @app.get("/api/scenarios")
     async def scenarios() -> dict[str, Any]:
-        return {"current": runner.scenario_name, "scenarios": runner._names()}
+        return {"current": runner.scenario_name, "scenarios": runner.scenario_names()}
 
     @app.websocket("/ws")
     async def stream(websocket: WebSocket) -> None:
@@ -262,6 +263,8 @@ def create_app(
             pass
         finally:
             writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await writer  # collect its end (a send to a closed socket) so nothing is logged twice
             hub.remove(client)
             runner.submit(client.id, ClientGone())
 
@@ -361,4 +364,8 @@ def serve(
             webbrowser.open(url)
 
     threading.Thread(target=announce, name="starling-announce", daemon=True).start()
-    server.run()
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn has shut down cleanly and re-raised the Ctrl+C
+        pass
+    print("Starling stopped.", flush=True)

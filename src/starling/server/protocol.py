@@ -485,11 +485,15 @@ class Deselect(_Message):
 
 
 class SwitchScenario(_Message):
-    """Replace the running simulation by a built-in scenario (everyone sees the switch)."""
+    """Replace the running simulation by a built-in scenario (everyone sees the switch).
+
+    ``paused`` loads it without taking a step, to look at (or step through) its start.
+    """
 
     type: Literal["scenario"]
     name: _Name
     seed: Optional[int] = Field(None, ge=0, le=2**63 - 1)
+    paused: bool = False
 
 
 class Fire(_Message):
@@ -656,6 +660,14 @@ class Obstacle(BaseModel):
     color: str = "#8a8f98"
 
 
+class TriangleMesh(BaseModel):
+    """Triangles in world coordinates: ``positions`` holds 9 numbers (three corners) per triangle."""
+
+    model_config = ConfigDict(extra="forbid")
+    positions: list[float]
+    color: str = "#8a8f98"
+
+
 class Environment(BaseModel):
     """Static geometry the viewer renders; every part is optional."""
 
@@ -663,6 +675,7 @@ class Environment(BaseModel):
     terrain: Optional[Heightfield] = None
     water: Optional[Water] = None
     obstacles: list[Obstacle] = Field(default_factory=list)
+    meshes: list[TriangleMesh] = Field(default_factory=list)
 
 
 def jsonable(value: Any) -> Any:

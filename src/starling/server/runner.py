@@ -156,6 +156,10 @@ class SimulationRunner:
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
+    def scenario_names(self) -> list[str]:
+        """The scenarios a client may switch to (built-in names only, never paths)."""
+        return list(self._names())
+
     def submit(self, client_id: Optional[int], command: Any) -> None:
         """Queue a validated control message (thread-safe, never blocks)."""
         self._commands.put((client_id, command))
@@ -219,9 +223,11 @@ class SimulationRunner:
         return max(0, min(n, self._batch()))
 
     def _batch(self) -> int:
-        """Steps per call: small sims are batched so one call lasts a few milliseconds."""
-        per_step = max(self._step_ms, 0.01) / 1e3
-        return int(max(1, min(64, 0.004 / per_step)))
+        """Steps per call: small sims are batched so one call lasts a few milliseconds
+        (one step at a time until the step time is known)."""
+        if self._step_ms <= 0.0:
+            return 1
+        return int(max(1, min(64, 4.0 / self._step_ms)))
 
     def _idle_timeout(self, now: float) -> float:
         """Sleep until the next step is due, a frame or status is owed, or a command wakes us."""
@@ -274,14 +280,14 @@ class SimulationRunner:
         elif isinstance(cmd, ClientGone):
             self._selections.pop(client_id, None)
         elif isinstance(cmd, P.SwitchScenario):
-            names = self._names()
+            names = self.scenario_names()
             if cmd.name not in names:
                 self._reply(client_id, {
                     "type": "error", "field": "name",
                     "message": f"name: unknown scenario '{cmd.name}'; available: {', '.join(names)}",
                 })
                 return
-            self._load(cmd.name, cmd.seed, client_id=client_id)
+            self._load(cmd.name, cmd.seed, client_id=client_id, paused=cmd.paused)
         elif isinstance(cmd, (P.Fire, P.ThrowApple, P.MovePlayer)):
             self._player_action(client_id, cmd)
         else:
@@ -319,7 +325,7 @@ class SimulationRunner:
         self._reply(client_id, ack)
         self._frame_dirty = True
 
-    def _load(self, name: str, seed: Optional[int], client_id: Optional[int]) -> None:
+    def _load(self, name: str, seed: Optional[int], client_id: Optional[int], paused: bool = False) -> None:
         """Build a scenario; on failure keep whatever ran before and say why."""
         self.loading = True
         self._post_status_now()
@@ -341,8 +347,9 @@ class SimulationRunner:
         self.seed = seed
         self.error = None
         self.loading = False
-        self.paused = False
+        self.paused = paused
         self._pending_steps = 0
+        self._step_ms = 0.0  # unknown until the new scenario has stepped once
         self._selections.clear()
         self._metrics = {}
         self._metrics_step = -1
@@ -382,7 +389,7 @@ class SimulationRunner:
             if raw is not None:
                 environment = P.Environment.model_validate(raw).model_dump(exclude_none=True)
         try:
-            names = self._names()
+            names = self.scenario_names()
         except Exception:
             names = [self.scenario_name]
         return {

@@ -399,9 +399,11 @@ class SpeciesPipeline:
             v = group.view
             if v is None or i >= v.hit.shape[0]:
                 continue
-            for q in range(v.hit.shape[1]):
+            r = v.hit.shape[1]
+            for q in range(r):
                 hit = bool(v.hit[i, q])
-                rays.append({"group": group.label, "direction": [float(x) for x in v.direction[i, q]],
+                rays.append({"group": group.label, "origin": [float(x) for x in group.origins[i * r + q]],
+                             "direction": [float(x) for x in v.direction[i, q]],
                              "hit": hit, "distance": float(v.distance[i, q]) if hit else None,
                              "point": [float(x) for x in v.point[i, q]],
                              "normal": [float(x) for x in v.normal[i, q]] if hit else None})

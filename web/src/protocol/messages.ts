@@ -43,10 +43,17 @@ export interface Obstacle {
   color?: string;
 }
 
+export interface TriangleMesh {
+  /** Three corners (9 numbers) per triangle, world coordinates. */
+  positions: number[];
+  color?: string;
+}
+
 export interface Environment {
   terrain?: Heightfield;
   water?: Water;
   obstacles?: Obstacle[];
+  meshes?: TriangleMesh[];
 }
 
 export interface SceneMessage {
@@ -147,7 +154,7 @@ export type ClientMessage =
   | { type: "mode"; mode: "realtime" | "fast" }
   | { type: "select"; species: string; uid: number }
   | { type: "deselect" }
-  | { type: "scenario"; name: string; seed?: number | null }
+  | { type: "scenario"; name: string; seed?: number | null; paused?: boolean }
   | { type: "fire"; origin: Vec3; direction: Vec3 }
   | { type: "throw_apple"; origin: Vec3; velocity: Vec3 }
   | { type: "move_player"; position: Vec3; direction?: Vec3 | null }

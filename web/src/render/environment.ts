@@ -8,7 +8,7 @@
  * with normals from the analytic gradient (see shaders.ts).
  */
 import * as THREE from "three";
-import type { Environment, Heightfield, Obstacle, Water, Wave } from "../protocol/messages";
+import type { Environment, Heightfield, Obstacle, TriangleMesh, Water, Wave } from "../protocol/messages";
 import { MAX_WAVES, waterFragment, waterVertex } from "./shaders";
 
 /** Deterministic pseudo-random numbers so the same water looks the same on every load. */
@@ -60,6 +60,7 @@ export class EnvironmentView {
     if (environment.terrain) this.addTerrain(environment.terrain);
     if (environment.water) this.addWater(environment.water);
     for (const obstacle of environment.obstacles ?? []) this.addObstacle(obstacle);
+    for (const mesh of environment.meshes ?? []) this.addMesh(mesh);
   }
 
   clear(): void {
@@ -177,6 +178,17 @@ export class EnvironmentView {
     const r = o.rotation_deg ?? [0, 0, 0];
     mesh.rotation.set(THREE.MathUtils.degToRad(r[0]), THREE.MathUtils.degToRad(r[1]), THREE.MathUtils.degToRad(r[2]));
     mesh.name = `obstacle:${o.shape}`;
+    this.group.add(mesh);
+    this.surfaces.push(mesh);
+  }
+
+  private addMesh(m: TriangleMesh): void {
+    const geometry = new THREE.BufferGeometry();
+    geometry.setAttribute("position", new THREE.Float32BufferAttribute(m.positions, 3));
+    geometry.computeVertexNormals();
+    const material = new THREE.MeshLambertMaterial({ color: new THREE.Color(m.color ?? "#8a8f98"), flatShading: true, side: THREE.DoubleSide });
+    const mesh = new THREE.Mesh(geometry, material);
+    mesh.name = "mesh";
     this.group.add(mesh);
     this.surfaces.push(mesh);
   }
