@@ -71,15 +71,19 @@ def schema() -> None:
 
 def _summary(sim, scenario_name: str, steps: int, wall: float, step_ms: list[float]) -> dict:
     species = {}
-    for name, stats in sim.metrics().items():
+    metrics = sim.metrics()
+    for name in sim.species:
+        stats = metrics[name]
         species[name] = {
             "alive": stats["count"],
             "mean_speed": round(stats["mean_speed"], 4),
             "polarization": round(stats["polarization"], 4),
             **sim.species_summary(name),
         }
+    # populations made by systems (sounds, apples, carcasses, the player): counts only
+    entities = {name: stats["count"] for name, stats in metrics.items() if name not in species}
     arr = np.asarray(step_ms) if step_ms else np.zeros(1)
-    return {
+    out = {
         "scenario": scenario_name,
         "steps": steps,
         "seed": sim.scenario.seed,
@@ -88,6 +92,9 @@ def _summary(sim, scenario_name: str, steps: int, wall: float, step_ms: list[flo
         "species": species,
         "health": sim.health(),
     }
+    if entities:
+        out["entities"] = entities
+    return out
 
 
 @app.command()
