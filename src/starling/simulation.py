@@ -142,7 +142,7 @@ class Simulation:
         Cast rays into it with :func:`starling.environment.cast_rays` (a gun, a look-out),
         or ask it for heights, water and solids.
         """
-        system = next((s for s in self.systems if getattr(s, "environment", None) is not None), None)
+        system = next((s for s in self.systems if s.name == "environment"), None)
         return None if system is None else system.environment
 
     def step(self, n: int = 1) -> None:

@@ -28,7 +28,12 @@ def scene_file(tmp_path, environment: str, species: str = SPECIES) -> str:
 
 @pytest.mark.parametrize("environment, line", [
     ('[[environment.shapes]]\nkind = "sphere"\ncenter = [0, 0, 0]\nradius = 1\nlayer = "lava"\n',
-     "environment: shapes[0].layer: unknown layer 'lava'; known layers are: terrain, ground, water"),
+     "environment.shapes.0.layer: unknown layer 'lava'; known layers are: terrain, ground, water"),
+    ('[environment]\nlayers = ["reeds"]\n[[environment.scatter]]\nkind = "rocks"\ncount = 3\nlayer = "weed"\n',
+     "environment.scatter.0.layer: unknown layer 'weed'; known layers are: terrain, ground, water, environment, "
+     "grass, fake_walls, reeds"),
+    ('[[environment.water]]\nsurface_height = 0\nfill_pond = true\n',
+     "environment.water.0.fill_pond: needs a terrain with a pond basin"),
     ('[[environment.meshes]]\npath = "rock.obj"\n',
      "environment.meshes.0.path: cannot load mesh file '{dir}/rock.obj': no such file"),
     ('[[environment.meshes]]\npath = "broken.stl"\n',

@@ -51,7 +51,7 @@ from .water import in_region
 
 Medium = Literal["air", "water", "ground"]
 MEDIA: tuple[str, ...] = ("air", "water", "ground")
-AIR, WATER, GROUND = 0, 1, 2
+AIR, WATER, GROUND = 0, 1, 2  # MEDIA.index(name), what the kernels receive
 
 #: what a body collides with when ``collide_with`` is not given
 DEFAULT_COLLIDE = {
@@ -63,6 +63,7 @@ DEFAULT_COLLIDE = {
 #: tolerance of the medium checks, m (float32 positions far from the origin are this coarse)
 TOLERANCE = 1e-3
 ORDER = 10  # before the ecology (100): eating and catching see resolved positions
+PLACEMENT_ATTEMPTS = 400  # draws from the spawn region per animal before giving up
 
 
 class BodyConfig(StrictModel):
@@ -105,6 +106,45 @@ def _unknown_layers(fields, registry_) -> list:
 
 def _listed(path: str, names) -> list:
     return [(f"{path}.{k}", name) for k, name in enumerate(names)]
+
+
+def cross_check(scenario) -> list:
+    """Rules between the environment and the species: layer names, sections that need an environment,
+    mesh and height-map files that must load — each problem with its field path."""
+    from ..config.errors import Problem
+
+    env = getattr(scenario, "environment", None)
+    problems: list = []
+    layers = DEFAULT_LAYERS
+    if env is not None:
+        try:
+            layers = env.layer_registry()
+        except ValueError as e:
+            problems.append(Problem("environment.layers", str(e)))
+        problems += _reference_problems(env, layers)
+    need = "add an [environment] section to the scenario"
+    for i, sp in enumerate(scenario.species):
+        for g, group in enumerate(getattr(sp, "ray_groups", [])):
+            if env is None:
+                problems.append(Problem(f"species.{i}.ray_groups.{g}", f"ray groups cast into the environment; {need}"))
+            problems += _unknown_layers(_listed(f"species.{i}.ray_groups.{g}.query.layers", group.query.layers), layers)
+        ground_layers = getattr(sp.mover, "ground_layers", None)
+        if ground_layers is not None:
+            problems += _unknown_layers(_listed(f"species.{i}.mover.ground_layers", ground_layers), layers)
+        if env is None and getattr(registry.get_mover(sp.mover.kind).factory(sp.mover), "needs_environment", False):
+            problems.append(Problem(f"species.{i}.mover", f"the {sp.mover.kind!r} mover needs the environment; {need}"))
+        body = getattr(sp, "body", None)
+        if body is not None:
+            if env is None:
+                problems.append(Problem(f"species.{i}.body", f"a body lives in the environment; {need}"))
+            if body.collide_with is not None:
+                problems += _unknown_layers(_listed(f"species.{i}.body.collide_with", body.collide_with), layers)
+            if body.medium == "water" and env is not None and not env.water:
+                problems.append(Problem(f"species.{i}.body.medium", "a water animal needs water; the environment "
+                                                                    "has no water bodies"))
+    if env is not None:
+        problems += _file_problems(env, scenario.base_dir)
+    return problems
 
 
 def _reference_problems(env, layers) -> list:
@@ -180,7 +220,7 @@ def _keep_in_medium(medium, pos, vel, start, radius, offset, ter_h, tf, wf, wi, 
         z = np.float64(pos[i, 2])
         h = _terrain(ter_h, tf, x, z)
         back = False
-        if medium == 1:  # water: under the surface, over water deep enough for the body
+        if medium == WATER:  # under the surface, over water deep enough for the body
             s = _surface(wf, wi, poly, x, z)
             top = s - radius
             floor = h + radius if not math.isnan(h) else -np.inf
@@ -190,7 +230,7 @@ def _keep_in_medium(medium, pos, vel, start, radius, offset, ter_h, tf, wf, wi, 
                 y = top
                 if vel[i, 1] > 0.0:
                     vel[i, 1] = 0.0
-        elif medium == 2:  # ground: on the terrain, never under it or off its edge
+        elif medium == GROUND:  # on the terrain, never under it or off its edge
             if math.isnan(h):
                 back = True
             elif y < h:
@@ -233,10 +273,10 @@ def _out_of_medium(medium, pos, tol, ter_h, tf, wf, wi, poly):
         y = np.float64(pos[i, 1])
         z = np.float64(pos[i, 2])
         h = _terrain(ter_h, tf, x, z)
-        if medium == 1:
+        if medium == WATER:
             s = _surface(wf, wi, poly, x, z)
             out = s == -np.inf or y > s + tol or (not math.isnan(h) and y < h - tol)
-        elif medium == 2:
+        elif medium == GROUND:
             out = math.isnan(h) or y < h - tol
         else:
             out = not math.isnan(h) and y < h - tol
@@ -311,18 +351,20 @@ class EnvironmentSystem(System):
             sp = sim.scenario.species[body.index]
             rng = np.random.default_rng(np.random.SeedSequence(sim.world.seed, spawn_key=(body.index, 7919)))
             pos = pop.position
-            for _ in range(400):
-                bad = self._fix_start(body, pos)
-                if not bad.any():
+            todo = np.arange(pop.n)
+            for _ in range(PLACEMENT_ATTEMPTS):
+                candidates = pos[todo]
+                bad = self._fix_start(body, candidates)
+                pos[todo] = candidates
+                todo = todo[bad]
+                if todo.size == 0:
                     break
-                pos[bad] = _sample_region(sp.spawn, int(bad.sum()), rng)
-            else:
-                bad = self._fix_start(body, pos)
-                if bad.any():
-                    raise ConfigError([Problem(
-                        f"species.{body.index}.spawn",
-                        f"cannot place {int(bad.sum())} of {pop.n} {body.name!r} validly in their medium "
-                        f"({body.medium}) inside the spawn region; move or enlarge it")])
+                pos[todo] = _sample_region(sp.spawn, todo.size, rng)
+            if todo.size:
+                raise ConfigError([Problem(
+                    f"species.{body.index}.spawn",
+                    f"cannot place {todo.size} of {pop.n} {body.name!r} validly in their medium "
+                    f"({body.medium}) inside the spawn region; move or enlarge it")])
             if body.medium == "ground":
                 # walkers start walking: horizontal velocity and heading
                 pop.velocity[:, 1] = 0.0
@@ -332,8 +374,6 @@ class EnvironmentSystem(System):
                 f = np.where(length > 1e-6, f / np.maximum(length, 1e-12), np.array([0.0, 0.0, 1.0], np.float32))
                 pop.forward[:] = f
                 pop.up[:] = (0.0, 1.0, 0.0)
-            elif body.medium == "water":
-                pop.velocity[:, 1] *= 0.2  # fish start roughly level
 
     def _fix_start(self, body: Body, pos: np.ndarray) -> np.ndarray:
         """Settle valid candidates in place (on the ground, under the surface) and flag the rest."""

@@ -128,9 +128,10 @@ def _probe_before(position, p, origins, maxd):
 
 
 @njit(cache=True)
-def _walk_range(lo, hi, position, velocity, desired, hit, dist, normal, origins, wf, wi, poly, p, dt,
+def _walk_range(lo, hi, position, velocity, desired, hit, dist, normal, origins, maxd, wf, wi, poly, p, dt,
                 sscale, ascale, state, wrap, bmin, size):
-    """Velocity and position update of animals ``lo``..``hi`` from the first probe."""
+    """Velocity and position update of animals ``lo``..``hi`` from the first probe; writes the second
+    probe (``origins``, ``maxd``) at the new place."""
     ch = p[10]
     for i in range(lo, hi):
         x = np.float64(position[i, 0])
@@ -200,7 +201,7 @@ def _walk_range(lo, hi, position, velocity, desired, hit, dist, normal, origins,
         origins[i, 0] = x
         origins[i, 1] = top
         origins[i, 2] = z
-        dist[i] = reach  # the probe's length (the cast overwrites it with the hit distance)
+        maxd[i] = reach
         position[i, 0] = x
         position[i, 1] = y
         position[i, 2] = z
@@ -295,14 +296,14 @@ def _settle_range(lo, hi, position, velocity, forward, up, hit, dist, normal, or
 
 
 @njit(cache=True, parallel=True)
-def _walk_parallel(position, velocity, desired, hit, dist, normal, origins, wf, wi, poly, p, dt, sscale, ascale,
-                   state, wrap, bmin, size):
+def _walk_parallel(position, velocity, desired, hit, dist, normal, origins, maxd, wf, wi, poly, p, dt, sscale,
+                   ascale, state, wrap, bmin, size):
     n = position.shape[0]
     chunks = 64
     step = (n + chunks - 1) // chunks
     for c in prange(chunks):
         _walk_range(c * step, min(n, (c + 1) * step), position, velocity, desired, hit, dist, normal, origins,
-                    wf, wi, poly, p, dt, sscale, ascale, state, wrap, bmin, size)
+                    maxd, wf, wi, poly, p, dt, sscale, ascale, state, wrap, bmin, size)
 
 
 @njit(cache=True, parallel=True)
@@ -336,8 +337,6 @@ class GroundMover:
         ], dtype=np.float64)
         self._cap = 0
         self._grow(16)
-        #: state of each animal after the last move: GROUNDED, FALLING or SWIMMING
-        self.state = np.zeros(16, np.int8)
 
     @property
     def max_speed(self) -> float:
@@ -361,6 +360,7 @@ class GroundMover:
         self._down[:, 1] = -1.0
         self._maxd = np.zeros(cap, np.float32)
         self._hits = RayHits.allocate(cap)
+        #: state of each animal after the last move: GROUNDED, FALLING or SWIMMING
         self.state = np.zeros(cap, np.int8)
         self._cap = cap
 
@@ -393,13 +393,12 @@ class GroundMover:
         state = self.state[:n]
         _probe_before(position, p, origins, maxd)
         h = cast_rays(env, origins, down, maxd, self.mask, out=self._hits, parallel=parallel)
-        args = (position, velocity, desired, h.hit, h.distance, h.normal, origins, wf, wi, poly, p, float(dt),
-                sscale, ascale, state, do_wrap, bmin, size)
+        args = (position, velocity, desired, h.hit, h.distance, h.normal, origins, maxd, wf, wi, poly, p,
+                float(dt), sscale, ascale, state, do_wrap, bmin, size)
         if parallel:
             _walk_parallel(*args)
         else:
             _walk_range(0, n, *args)
-        maxd[:] = h.distance  # the walk stored each second probe's length there
         h = cast_rays(env, origins, down, maxd, self.mask, out=self._hits, parallel=parallel)
         args = (position, velocity, forward, up, h.hit, h.distance, h.normal, origins, wf, wi, poly, p, float(dt),
                 state)

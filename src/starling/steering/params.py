@@ -7,11 +7,13 @@ a misspelled parameter is an error, never silently ignored.
 """
 from __future__ import annotations
 
-from collections import namedtuple
+import zlib
 from typing import Annotated, Any, ClassVar, Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
+
+from ..kernel_types import importable_namedtuple
 
 Weight = Annotated[float, Field(ge=0.0, le=1.0)]
 Vec3 = tuple[float, float, float]
@@ -55,7 +57,9 @@ class BehaviorParams(StrictModel):
         )
         tuple_type = _KERNEL_TUPLES.get(cls)
         if tuple_type is None or tuple_type._fields != names:
-            tuple_type = namedtuple(f"{cls.__name__}Kernel", names)
+            # one importable class per parameter model (see starling.kernel_types)
+            tag = zlib.crc32(f"{cls.__module__}.{cls.__qualname__}:{','.join(names)}".encode())
+            tuple_type = importable_namedtuple(__name__, f"{cls.__name__}Kernel_{tag:08x}", names)
             _KERNEL_TUPLES[cls] = tuple_type
         conv = cls.kernel_converters
         return tuple_type(*(

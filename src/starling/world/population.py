@@ -8,10 +8,11 @@ uids never do.
 """
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Iterable, Mapping, Optional
 
 import numpy as np
+
+from ..kernel_types import importable_namedtuple
 
 CORE_FIELDS = ("position", "velocity", "forward", "up", "uid")
 _AGENT_TUPLES: dict[tuple[str, ...], type] = {}
@@ -22,7 +23,9 @@ def agent_tuple_type(component_names: Iterable[str]) -> type:
     fields = CORE_FIELDS + tuple(sorted(component_names))
     t = _AGENT_TUPLES.get(fields)
     if t is None:
-        t = namedtuple("Agents", fields)
+        extra = fields[len(CORE_FIELDS):]
+        name = "Agents" + "".join(f"__{c}" for c in extra)
+        t = importable_namedtuple(__name__, name, fields)
         _AGENT_TUPLES[fields] = t
     return t
 

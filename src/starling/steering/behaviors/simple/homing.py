@@ -87,13 +87,13 @@ class MultiHomingParams(BehaviorParams):
         import numpy as np
 
         homes = np.array([[*h.center, h.min_radius, h.max_radius] for h in self.homes], np.float64)
-        return _MultiHomingKernel(np.float64(self.weight_direction), np.float64(self.weight_speed), homes,
+        return MultiHomingKernel(np.float64(self.weight_direction), np.float64(self.weight_speed), homes,
                                   np.float64(self.power))
 
 
 # one class for every instance: a new class per call would be a new Numba type per species,
 # and the dispatcher would then take its slow path on every call
-_MultiHomingKernel = namedtuple("MultiHomingKernel", ["weight_direction", "weight_speed", "homes", "power"])
+MultiHomingKernel = namedtuple("MultiHomingKernel", ["weight_direction", "weight_speed", "homes", "power"])
 
 
 @behavior("multi_homing", kind="simple", params=MultiHomingParams)
