@@ -450,11 +450,16 @@ class EcologySystem(System):
         return {"ecology_nan": bad}
 
     def scene(self, sim) -> dict:
+        sounds = self.cfg.sounds
         return {"ecology": {
             "populations": list(self.populations),
             "ground_height": self.ground,
             "water_level": self.cfg.water_level,
             "player": self.has_player,
+            # which species a carcass came from, by the tag it carries (viewers draw its body)
+            "carcass_tags": {sp.eco.carcass.tag or f"dead_{sp.name}": sp.name for sp in self.species
+                             if sp.eco is not None and sp.eco.carcass is not None},
+            "sounds": {"speed": sounds.speed, "range": sounds.range, "lifetime": sounds.lifetime},
         }}
 
     # ------------------------------------------------------------------ lifecycle

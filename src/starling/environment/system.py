@@ -566,29 +566,27 @@ def describe(env) -> dict:
         big = int(np.argmax((box[:, 2] - box[:, 0]) * (box[:, 3] - box[:, 1])))
         out["water"] = {"level": float(w.surface[big]), "bounds_min": _r(box[big, :2]), "bounds_max": _r(box[big, 2:])}
     obstacles = out["obstacles"]
+    # No colours: the viewer colours obstacles by their shape (trunk, canopy, rock).
     for s in env.shapes:
-        layer = getattr(s, "layer", "environment")
-        color = "#8a8f98" if layer != "fake_walls" else None
-        if color is None:
+        if getattr(s, "layer", "environment") == "fake_walls":
             continue  # invisible barriers are not drawn
         if isinstance(s, SphereConfig):
-            obstacles.append({"shape": "sphere", "center": _r(s.center), "radius": float(s.radius), "color": color})
+            obstacles.append({"shape": "sphere", "center": _r(s.center), "radius": float(s.radius)})
         elif isinstance(s, BoxConfig):
             center, half = s.resolved()
             rot = rotation_matrix(s.yaw_pitch_roll_deg, s.quaternion)
             obstacles.append({"shape": "box", "center": _r(center), "size": _r(2 * np.asarray(half)),
-                              "rotation_deg": _euler_xyz(rot), "color": color})
+                              "rotation_deg": _euler_xyz(rot)})
         elif isinstance(s, (CylinderConfig, CapsuleConfig)):
             a = np.asarray(s.base, np.float64)
             u = np.asarray(s.axis, np.float64) / np.linalg.norm(s.axis)
             b = a + u * s.height
             if s.height > 0:
                 obstacles.append({"shape": "cylinder", "center": _r((a + b) / 2), "radius": float(s.radius),
-                                  "height": float(s.height), "rotation_deg": _euler_xyz(_y_to(u)), "color": color})
+                                  "height": float(s.height), "rotation_deg": _euler_xyz(_y_to(u))})
             if isinstance(s, CapsuleConfig):
                 for end in (a, b) if s.height > 0 else (a,):
-                    obstacles.append({"shape": "sphere", "center": _r(end), "radius": float(s.radius),
-                                      "color": color})
+                    obstacles.append({"shape": "sphere", "center": _r(end), "radius": float(s.radius)})
         elif isinstance(s, PlaneConfig):
             continue  # unbounded; the world box's floor shows it
     tri = env.arrays.tri_f

@@ -614,16 +614,48 @@ class SpeciesInfo(BaseModel):
     scale: float
 
 
+ENTITY_KINDS = ("apple", "carcass", "sound", "player")
+"""The system-made populations the viewer knows how to draw; any other is sent as ``other``."""
+
+
+class EntityInfo(BaseModel):
+    """One frame block that is not a species: a population the simulation's systems made
+    (the ecology's apples, carcasses, sounds and player).
+
+    ``index`` is the block's position in every frame; entity blocks follow the species
+    blocks, so the first one has ``index == len(species)``. A population may be split over
+    several blocks: carcasses get one block per species they came from (``tag`` names the
+    tag a carcass must carry; ``model``, ``color`` and ``scale`` are that species' looks)
+    and one last block, with ``tag`` and ``model`` null, for carcasses of none of them.
+    For ``sound`` blocks the speed column carries each sound's current radius instead of a
+    speed (same unit: centimetres); ``lifetime`` is how long a sound lasts, in seconds.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    index: int
+    name: str
+    kind: Literal["apple", "carcass", "sound", "player", "other"]
+    model: Optional[str] = None
+    color: Optional[str] = None
+    scale: float = 1.0
+    tag: Optional[str] = None
+    lifetime: Optional[float] = None
+
+
 class Heightfield(BaseModel):
     """Terrain heights on a regular grid: ``heights[j * resolution[0] + i]`` at
-    ``x = origin[0] + i * size[0] / (resolution[0]-1)``, ``z = origin[1] + j * size[1] / (resolution[1]-1)``."""
+    ``x = origin[0] + i * size[0] / (resolution[0]-1)``, ``z = origin[1] + j * size[1] / (resolution[1]-1)``.
+
+    Without a ``color`` the viewer shades the terrain itself (grass, rock on steep
+    slopes, lighter heights); obstacles and meshes likewise get colours from their shape
+    (trunks, canopies, rocks) unless the scene gives one, which always wins."""
 
     model_config = ConfigDict(extra="forbid")
     origin: tuple[float, float]
     size: tuple[float, float]
     resolution: tuple[int, int]
     heights: list[float]
-    color: str = "#5b6b45"
+    color: Optional[str] = None
 
 
 class Wave(BaseModel):
@@ -657,7 +689,7 @@ class Obstacle(BaseModel):
     radius: Optional[float] = None
     height: Optional[float] = None
     rotation_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    color: str = "#8a8f98"
+    color: Optional[str] = None
 
 
 class TriangleMesh(BaseModel):
@@ -665,7 +697,7 @@ class TriangleMesh(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     positions: list[float]
-    color: str = "#8a8f98"
+    color: Optional[str] = None
 
 
 class Environment(BaseModel):

@@ -7,13 +7,12 @@ a misspelled parameter is an error, never silently ignored.
 """
 from __future__ import annotations
 
-import zlib
 from typing import Annotated, Any, ClassVar, Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..kernel_types import importable_namedtuple
+from ..kernel_types import field_encoded_namedtuple, module_getattr
 
 Weight = Annotated[float, Field(ge=0.0, le=1.0)]
 Vec3 = tuple[float, float, float]
@@ -57,9 +56,8 @@ class BehaviorParams(StrictModel):
         )
         tuple_type = _KERNEL_TUPLES.get(cls)
         if tuple_type is None or tuple_type._fields != names:
-            # one importable class per parameter model (see starling.kernel_types)
-            tag = zlib.crc32(f"{cls.__module__}.{cls.__qualname__}:{','.join(names)}".encode())
-            tuple_type = importable_namedtuple(__name__, f"{cls.__name__}Kernel_{tag:08x}", names)
+            # a class named after its fields, rebuildable from the name (see starling.kernel_types)
+            tuple_type = field_encoded_namedtuple(__name__, "Kernel", names)
             _KERNEL_TUPLES[cls] = tuple_type
         conv = cls.kernel_converters
         return tuple_type(*(
@@ -121,3 +119,7 @@ def _to_kernel_value(value: Any):
         f"parameter of type {type(value).__name__} cannot be passed to a kernel; "
         "override kernel_params() to convert it"
     )
+
+
+# pickle (Numba's cache index) may ask for a kernel tuple type before anything built it
+__getattr__ = module_getattr(__name__, "Kernel")

@@ -12,7 +12,7 @@ from typing import Iterable, Mapping, Optional
 
 import numpy as np
 
-from ..kernel_types import importable_namedtuple
+from ..kernel_types import field_encoded_namedtuple, module_getattr
 
 CORE_FIELDS = ("position", "velocity", "forward", "up", "uid")
 _AGENT_TUPLES: dict[tuple[str, ...], type] = {}
@@ -23,9 +23,7 @@ def agent_tuple_type(component_names: Iterable[str]) -> type:
     fields = CORE_FIELDS + tuple(sorted(component_names))
     t = _AGENT_TUPLES.get(fields)
     if t is None:
-        extra = fields[len(CORE_FIELDS):]
-        name = "Agents" + "".join(f"__{c}" for c in extra)
-        t = importable_namedtuple(__name__, name, fields)
+        t = field_encoded_namedtuple(__name__, "Agents", fields[len(CORE_FIELDS):], leading=CORE_FIELDS)
         _AGENT_TUPLES[fields] = t
     return t
 
@@ -181,3 +179,7 @@ def _up_for(forward: np.ndarray) -> np.ndarray:
     up[bad] = np.array([1, 0, 0], np.float32)
     length[bad] = 1.0
     return (up / length).astype(np.float32)
+
+
+# pickle (Numba's cache index) may ask for the view type of a species this process never built
+__getattr__ = module_getattr(__name__, "Agents", leading=CORE_FIELDS)
