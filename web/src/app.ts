@@ -12,7 +12,9 @@ import type {
   ClientMessage, InspectMessage, SceneMessage, ServerMessage, StatusMessage, Vec3,
 } from "./protocol/messages";
 import { SpeciesLayer, Highlight } from "./render/animals";
-import { CameraRig, isTyping, type CameraMode, type FollowTarget } from "./render/cameras";
+import { CameraRig, frameGroup, isTyping, type CameraMode, type FollowTarget } from "./render/cameras";
+import { EntityView } from "./render/entities";
+import { Motion } from "./render/models";
 import { SelectionOverlay } from "./render/debug";
 import { EnvironmentView } from "./render/environment";
 import { World } from "./render/world";
@@ -20,6 +22,9 @@ import { Charts } from "./ui/charts";
 import { Inspector } from "./ui/inspector";
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+
+/** Simulated seconds after the first framing at which the camera frames the animals again. */
+const REFRAME_AFTER_S = 3;
 
 export interface Selection {
   species: string;
@@ -29,6 +34,7 @@ export interface Selection {
 export class App {
   readonly world: World;
   readonly env: EnvironmentView;
+  readonly entities: EntityView;
   readonly rig: CameraRig;
   readonly overlay: SelectionOverlay;
   readonly inspector: Inspector;
@@ -61,8 +67,17 @@ export class App {
   private lastPlayerSend = 0;
   private scenarioShown = "";
   private statusError: string | null = null;
-  /** Set by a new scenario: aim the camera at the animals once their first frame arrives. */
+  /** Set by a new scenario: aim the camera at the animals once a frame with animals arrives. */
   private frameAnimals = false;
+  /**
+   * Simulated time at which the camera frames the animals once more, gliding there
+   * (null: not planned). A group often looks different a few seconds after it was
+   * spawned (a flock spreads, then gathers); the second look shows what it became.
+   * Any camera move by the user cancels it.
+   */
+  private reframeAt: number | null = null;
+  /** The camera as last framed on the animals (tests): target, distance and group radius. */
+  framed: { target: number[]; position: number[]; radius: number; species: string } | null = null;
   private readonly pointer = new THREE.Vector2();
   private pointerDown: { x: number; y: number; t: number } | null = null;
   private readonly raycaster = new THREE.Raycaster();
@@ -70,8 +85,10 @@ export class App {
 
   constructor(canvas: HTMLCanvasElement) {
     this.world = new World(canvas);
-    this.env = new EnvironmentView(this.world.lightUniforms, this.world.sunWorld, this.world.skyTop);
+    this.env = new EnvironmentView(this.world.lightUniforms, this.world.sunWorld, this.world.skyTop, this.world.software);
     this.world.scene.add(this.env.group);
+    this.entities = new EntityView(this.world.lightUniforms);
+    this.world.scene.add(this.entities.group);
     this.rig = new CameraRig(this.world.camera, canvas);
     this.overlay = new SelectionOverlay($("labels"));
     this.world.scene.add(this.overlay.group);
@@ -145,9 +162,15 @@ export class App {
     const env = scene.environment;
     this.world.setBounds(scene.world.bounds_min, scene.world.bounds_max, !!env?.terrain);
     this.env.set(env);
+    this.entities.set(scene.entities ?? []);
+    const size = new THREE.Vector3().subVectors(this.world.boundsMax, this.world.boundsMin);
+    this.entities.playerScale = Math.max(1, Math.max(size.x, size.z) / 150);
     if (changed || this.scenarioShown !== scene.scenario) {
       this.rig.frame(this.world.boundsMin, this.world.boundsMax);
+      this.rig.resetUserMoved();
       this.frameAnimals = true;
+      this.reframeAt = null;
+      this.framed = null;
       const c = new THREE.Vector3().addVectors(this.world.boundsMin, this.world.boundsMax).multiplyScalar(0.5);
       this.playerPosition.set(c.x, this.groundHeight(c.x, c.z), c.z);
       this.scenarioShown = scene.scenario;
@@ -379,6 +402,8 @@ export class App {
   }
 
   setPlayerMode(on: boolean): void {
+    // Take over the player where the simulation has it standing.
+    if (on && this.entities.playerPosition) this.playerPosition.copy(this.entities.playerPosition);
     this.playerMode = on;
     this.rig.keysCaptured = on;
     this.playerMarker.visible = on;
@@ -413,6 +438,9 @@ export class App {
     }
     this.playerMarker.position.copy(this.playerPosition);
     this.playerMarker.scale.setScalar(Math.max(1, Math.max(size.x, size.z) / 150));
+    // Where the simulation streams its player, the figure is drawn there: keep only the ring.
+    const body = this.playerMarker.getObjectByName("player-body");
+    if (body) body.visible = !this.entities.playerPosition;
   }
 
   // ---- per frame -------------------------------------------------------------------------
@@ -426,10 +454,22 @@ export class App {
       this.toast(`bad frame: ${(err as Error).message}`, "error");
       return;
     }
-    for (const block of frame.species) this.layers[block.index]?.update(block);
+    this.entities.beginFrame();
+    for (const block of frame.species) {
+      if (block.index < this.layers.length) this.layers[block.index].update(block);
+      else this.entities.update(block, frame.time);
+    }
     if (this.frameAnimals) {
-      this.frameAnimals = false;
-      this.frameOnAnimals();
+      const view = this.animalView();
+      if (view) {
+        this.frameAnimals = false;
+        this.rig.lookFrom(view.position, view.target);
+        this.reframeAt = frame.time + REFRAME_AFTER_S;
+      }
+    } else if (this.reframeAt !== null && frame.time >= this.reframeAt) {
+      this.reframeAt = null;
+      const view = this.animalView();
+      if (view && !this.rig.userMoved) this.rig.glideTo(view.position, view.target);
     }
     this.decodeMs = 0.8 * this.decodeMs + 0.2 * (performance.now() - t0);
     this.step = frame.step;
@@ -439,23 +479,94 @@ export class App {
   }
 
   /**
-   * Aim the orbit camera at where the animals are: a flock of small birds in a
-   * large world box would otherwise start as a speck in the middle of the screen.
+   * Aim the orbit camera at the main species (the most numerous): the orbit target on
+   * its centre of mass, from a distance at which the group fills about half of the part
+   * of the view that the panels leave free, and from an angle that suits how it moves
+   * (a little below flyers, so that they are seen against the sky; steeply down through
+   * the water onto swimmers). Null while there is no animal to frame yet. The user's
+   * controls take over afterwards.
    */
-  private frameOnAnimals(): void {
-    const box = new THREE.Box3();
-    let scale = 0;
+  private animalView(): { position: THREE.Vector3; target: THREE.Vector3 } | null {
+    let main: SpeciesLayer | null = null;
+    for (const layer of this.layers) if (layer.count > (main?.count ?? 0)) main = layer;
+    if (!main) return null;
+    const cam = this.world.camera;
+    const rect = this.world.canvas.getBoundingClientRect();
+    const height = Math.max(rect.height, 1);
+    const top = Math.max($("topbar").getBoundingClientRect().bottom, rect.top);
+    const charts = $("charts");
+    const chartsShown = !document.body.classList.contains("no-charts") && charts.offsetParent !== null;
+    const bottom = chartsShown ? Math.min(charts.getBoundingClientRect().top, rect.bottom) : rect.bottom;
+    const visible = THREE.MathUtils.clamp((bottom - top) / height, 0.3, 1);
+    const framing = frameGroup(main.positions, main.count, {
+      fovDeg: cam.fov, aspect: cam.aspect, fill: 0.55, share: 0.7, visible, minRadius: Math.max(main.info.scale * 2, 1),
+    });
+    if (!framing) return null;
+    // Small animals in a wide group would be specks: come closer (up to 40 %) until one
+    // body length is about 12 pixels, letting the group fill more than half the view.
+    const pixels = 12;
+    const near = (main.info.scale * height) / (2 * Math.tan(THREE.MathUtils.degToRad(cam.fov) / 2) * pixels);
+    framing.distance = Math.min(framing.distance, Math.max(near, 0.6 * framing.distance));
+    const motion = main.model.motion;
+    const elevation = THREE.MathUtils.degToRad(
+      motion === Motion.Flyer ? -7 : motion === Motion.Swimmer || motion === Motion.Shark ? 42 : motion === Motion.Walker ? 28 : 25,
+    );
+    // From the sun's side (lit faces, no glare off the water), a little to the right of it.
+    let azimuth = Math.atan2(0.55, 0.7);
+    let center = framing.center;
+    let distance = framing.distance;
+    // Other species (predators, prey) not far from the main group join the picture: the
+    // camera looks across the line between the two groups, from the sunnier side, far
+    // enough back for both to fit side by side, unless that would shrink the main group
+    // to a third of its size.
+    const others = new THREE.Vector3();
+    let otherLayers = 0;
     for (const layer of this.layers) {
-      if (!layer.count) continue;
-      box.union(new THREE.Box3().setFromArray(layer.positions.subarray(0, 3 * layer.count)));
-      scale = Math.max(scale, layer.info.scale);
+      if (layer === main || !layer.count) continue;
+      const p = layer.positions;
+      const c = new THREE.Vector3();
+      for (let i = 0; i < layer.count; i++) c.x += p[3 * i], c.y += p[3 * i + 1], c.z += p[3 * i + 2];
+      others.add(c.divideScalar(layer.count));
+      otherLayers++;
     }
-    if (box.isEmpty()) return;
-    const pad = new THREE.Vector3().setScalar(Math.max(scale * 12, 5));
-    box.min.sub(pad);
-    box.max.add(pad);
-    box.intersect(new THREE.Box3(this.world.boundsMin.clone().subScalar(1), this.world.boundsMax.clone().addScalar(1)));
-    if (!box.isEmpty()) this.rig.frame(box.min, box.max);
+    if (otherLayers) {
+      const apart = others.divideScalar(otherLayers).sub(framing.center);
+      const across = Math.hypot(apart.x, apart.z);
+      const wide = Math.tan(THREE.MathUtils.degToRad(cam.fov) / 2) * cam.aspect;
+      const needed = (across / 2 + 1.25 * framing.radius) / (0.75 * wide);
+      if (across > framing.radius && needed <= 3 * framing.distance) {
+        center = framing.center.clone().addScaledVector(apart, 0.5);
+        distance = Math.max(distance, needed);
+        const sunny = new THREE.Vector2(Math.sin(azimuth), Math.cos(azimuth));
+        const side = new THREE.Vector2(-apart.z, apart.x).divideScalar(across);
+        if (side.dot(sunny) < 0) side.negate();
+        azimuth = Math.atan2(side.x, side.y);
+      }
+    }
+    const back = new THREE.Vector3(Math.sin(azimuth) * Math.cos(elevation), Math.sin(elevation), Math.cos(azimuth) * Math.cos(elevation));
+    const position = center.clone().addScaledVector(back, distance);
+    // Stay above the ground and the water.
+    let floor = this.groundHeight(position.x, position.z);
+    const water = this.env.waterShape;
+    if (water) floor = Math.max(floor, water.level);
+    const clearance = Math.max(main.info.scale * 2, 1.5);
+    if (position.y < floor + clearance) position.y = floor + clearance;
+    let target: THREE.Vector3;
+    if (position.y <= center.y) {
+      // The orbit controls keep the camera above its target: look level from below the
+      // group, which then shows above the middle of the view, against the sky.
+      target = new THREE.Vector3(center.x, position.y, center.z);
+    } else {
+      // Put the group in the middle of the free part of the view, not behind the panels:
+      // the target moves down (along the camera's up) by the screen offset of that middle.
+      const middle = 1 - 2 * ((top + bottom) / 2 - rect.top) / height;
+      const forward = center.clone().sub(position).normalize();
+      const up = new THREE.Vector3(0, 1, 0).addScaledVector(forward, -forward.y).normalize();
+      const half = Math.tan(THREE.MathUtils.degToRad(cam.fov) / 2);
+      target = center.clone().addScaledVector(up, -middle * position.distanceTo(center) * half);
+    }
+    this.framed = { target: target.toArray(), position: position.toArray(), radius: framing.radius, species: main.info.name };
+    return { position, target };
   }
 
   private tick(): void {
@@ -469,6 +580,7 @@ export class App {
     }
     const clock = now / 1000;
     for (const layer of this.layers) layer.setTime(clock % 3600);
+    this.entities.setTime(clock % 3600);
     this.env.update(clock % 3600);
     this.movePlayer(dt);
     const target = this.followTarget();
@@ -618,6 +730,7 @@ function makePlayerMarker(): THREE.Group {
   const group = new THREE.Group();
   const body = new THREE.Mesh(new THREE.CapsuleGeometry(0.35, 1.0, 4, 8), new THREE.MeshLambertMaterial({ color: 0xff8c42 }));
   body.position.y = 0.85;
+  body.name = "player-body";
   const ring = new THREE.Mesh(new THREE.RingGeometry(0.6, 0.8, 32).rotateX(-Math.PI / 2), new THREE.MeshBasicMaterial({ color: 0xffd166, transparent: true, opacity: 0.7, side: THREE.DoubleSide }));
   ring.position.y = 0.03;
   group.add(body, ring);

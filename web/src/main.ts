@@ -4,6 +4,7 @@
  * the console) so they need not reverse-engineer pixels to find an animal.
  */
 import "./style.css";
+import * as THREE from "three";
 import { App } from "./app";
 import type { ClientMessage } from "./protocol/messages";
 
@@ -33,12 +34,25 @@ export interface StarlingHook {
     camera: string;
     metrics: Record<string, Record<string, number | null | undefined>>;
     metricsStep: number;
+    /** Entities in the latest frame by kind (apple, carcass, sound, player). */
+    entities: Record<string, number>;
+    /** Height of the scene's water surface (null without water). */
+    water: number | null;
+    /** The view the camera took when it framed the animals (null until it has). */
+    framed: { target: number[]; position: number[]; radius: number; species: string } | null;
   };
   selectNearestCenter(): { species: string; uid: number } | null;
   /** Where an animal is drawn, in CSS pixels of the page (null when off screen or unknown). */
   project(species: string, uid: number): { x: number; y: number } | null;
   /** Where a species' centre of mass is drawn, in CSS pixels (null when off screen). */
   centroid(species: string): { x: number; y: number } | null;
+  /**
+   * Up to `limit` animals of a species as drawn: uid, world position and page position
+   * in CSS pixels (null when off screen).
+   */
+  animals(species: string, limit?: number): { uid: number; position: number[]; screen: { x: number; y: number } | null }[];
+  /** Put the orbit camera at `position` looking at `target` (world coordinates). */
+  look(position: number[], target: number[]): void;
   select(species: string, uid: number): void;
   deselect(): void;
   send(message: ClientMessage): boolean;
@@ -66,10 +80,28 @@ const hook: StarlingHook = {
     camera: app.rig.mode,
     metrics: (app.status?.metrics ?? {}) as Record<string, Record<string, number | null | undefined>>,
     metricsStep: app.status?.metrics_step ?? -1,
+    entities: { ...app.entities.counts },
+    water: app.env.waterShape?.level ?? null,
+    framed: app.framed,
   }),
   selectNearestCenter: () => app.selectNearestCenter(),
   project: (species, uid) => app.project(species, uid),
   centroid: (species) => app.centroid(species),
+  animals: (species, limit = 10000) => {
+    const layer = app.layers.find((l) => l.info.name === species);
+    if (!layer) return [];
+    const out = [];
+    for (let i = 0; i < Math.min(layer.count, limit); i++) {
+      const uid = layer.uids[i];
+      out.push({ uid, position: Array.from(layer.positions.subarray(3 * i, 3 * i + 3)), screen: app.project(species, uid) });
+    }
+    return out;
+  },
+  look: (position, target) => {
+    app.setCamera("orbit");
+    app.rig.lookFrom(new THREE.Vector3(...position.slice(0, 3)), new THREE.Vector3(...target.slice(0, 3)));
+    app.rig.userMoved = true;
+  },
   select: (species, uid) => app.select(species, uid),
   deselect: () => app.deselect(),
   send: (message) => app.send(message),

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
+from ..parallel import PARALLEL_MIN_RAYS
+
 from .layers import ALL_LAYERS
 from .mesh import (
     APPROACH_EPS,
@@ -44,7 +46,7 @@ from .primitives import INF, prim_ray, prim_sd, prim_sweep, ray_plane, sd_plane,
 from .terrain import ray_heightfield, sd_heightfield, sweep_heightfield
 from .water import ray_water
 
-PARALLEL_THRESHOLD = 2048
+PARALLEL_THRESHOLD = PARALLEL_MIN_RAYS  # see starling.parallel
 """Batches with at least this many rays (or spheres, or points) use the parallel kernels."""
 
 MAX_DISTANCE = 1e12

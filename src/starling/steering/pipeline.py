@@ -19,6 +19,7 @@ from typing import Any, Optional
 import numpy as np
 from numba import njit
 
+from ..parallel import PARALLEL_MIN_ANIMALS
 from ..world import World
 from ..world.population import agent_tuple_type
 from .mergers import merge
@@ -46,8 +47,8 @@ the unit ray directions. Rays are generated from the step-start state."""
 
 CoreAgents = namedtuple("CoreAgents", ["position", "velocity", "forward", "up", "uid"])
 
-#: populations at least this large run the ``prange`` compilation of every kernel
-PARALLEL_THRESHOLD = 20_000
+#: populations at least this large run the ``prange`` compilation of every kernel (see starling.parallel)
+PARALLEL_THRESHOLD = PARALLEL_MIN_ANIMALS
 #: ray batches at least this large are cast by the threaded kernel even for smaller populations
 #: (waking the thread pool costs more than a few thousand serial casts on a busy machine)
 RAY_PARALLEL_ROWS = 32_768

@@ -129,6 +129,24 @@ export function unpackQuaternions(block: SpeciesBlock, out: Float32Array): void 
   for (let i = 0; i < block.count; i++) unpackQuaternion(r[i], out, 4 * i);
 }
 
+/**
+ * Split a frame's blocks by the scene message: the first `speciesCount` indices are
+ * species, the rest entities (the scene's `entities`, see docs/protocol.md).
+ */
+export function splitBlocks(frame: Frame, speciesCount: number): { species: SpeciesBlock[]; entities: SpeciesBlock[] } {
+  const species: SpeciesBlock[] = [];
+  const entities: SpeciesBlock[] = [];
+  for (const block of frame.species) (block.index < speciesCount ? species : entities).push(block);
+  return { species, entities };
+}
+
+/** A sound block's radii in metres: sound blocks carry each sound's radius where species carry speed. */
+export function soundRadii(block: SpeciesBlock): Float32Array {
+  const out = new Float32Array(block.count);
+  for (let i = 0; i < block.count; i++) out[i] = block.speeds[i] * SPEED_UNIT;
+  return out;
+}
+
 export interface DecodedSpecies {
   index: number;
   uids: Uint32Array;

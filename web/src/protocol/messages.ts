@@ -10,6 +10,25 @@ export interface SpeciesInfo {
   scale: number;
 }
 
+/**
+ * A frame block that is not a species: a population made by the simulation's systems
+ * (the ecology's apples, carcasses, sounds and player). Entity blocks follow the species
+ * blocks in every frame; `index` is the block's position there.
+ */
+export interface EntityInfo {
+  index: number;
+  name: string;
+  kind: "apple" | "carcass" | "sound" | "player" | "other";
+  /** Carcass blocks: the model, colour and scale of the species the carcasses came from. */
+  model?: string | null;
+  color?: string | null;
+  scale?: number;
+  /** Carcass blocks: the tag the block's carcasses carry (null: carcasses of no known species). */
+  tag?: string | null;
+  /** Sound blocks: seconds a sound lasts (its radius travels in the speed column, in cm). */
+  lifetime?: number | null;
+}
+
 export interface Heightfield {
   origin: [number, number];
   size: [number, number];
@@ -64,6 +83,8 @@ export interface SceneMessage {
   species: SpeciesInfo[];
   world: { bounds_min: Vec3; bounds_max: Vec3 };
   environment: Environment | null;
+  /** System-made populations streamed after the species (absent from older servers). */
+  entities?: EntityInfo[];
   player: Record<string, boolean>;
 }
 

@@ -22,6 +22,17 @@ const MAX_INDEXED_UID = 1 << 24;
 
 export const Highlight = { None: 0, Neighbor: 1, Selected: 2 } as const;
 
+export interface LayerOptions {
+  /**
+   * Draw the animals dead: no limb or body motion, rolled onto their side (a quarter
+   * turn about the body's long axis) and lifted so that the body rests on the point
+   * streamed for them instead of sinking into it. Used for carcasses.
+   */
+  lying?: boolean;
+}
+
+const ROLL = Math.SQRT1_2; // sin and cos of 45°: the quaternion of a quarter turn about +Z
+
 export class SpeciesLayer {
   readonly mesh: THREE.Mesh;
   readonly geometry = new THREE.InstancedBufferGeometry();
@@ -44,7 +55,10 @@ export class SpeciesLayer {
   private histCurv = new Float32Array(0);
   private histSeen = new Uint8Array(0);
 
-  constructor(readonly info: SpeciesInfo, lightUniforms: Record<string, THREE.IUniform>) {
+  readonly lying: boolean;
+
+  constructor(readonly info: SpeciesInfo, lightUniforms: Record<string, THREE.IUniform>, options: LayerOptions = {}) {
+    this.lying = !!options.lying;
     this.model = buildModel(info.model, false);
     this.material = new THREE.ShaderMaterial({
       vertexShader: animalVertex,
@@ -56,7 +70,8 @@ export class SpeciesLayer {
         uTime: { value: 0 },
         uHeadZ: { value: this.model.headZ },
         uLength: { value: this.model.length },
-        uMotion: { value: this.model.motion },
+        uMotion: { value: this.lying ? Motion.Rigid : this.model.motion },
+        uThickness: { value: this.model.thickness ?? 0.2 },
         uPattern: { value: info.model === "zebra" ? 1 : 0 },
       },
     });
@@ -68,7 +83,7 @@ export class SpeciesLayer {
   }
 
   get swims(): boolean {
-    return this.model.motion === Motion.Swimmer || this.model.motion === Motion.Shark;
+    return !this.lying && (this.model.motion === Motion.Swimmer || this.model.motion === Motion.Shark);
   }
 
   private setBaseGeometry(model: AnimalModel): void {
@@ -76,6 +91,7 @@ export class SpeciesLayer {
       this.geometry.setAttribute(name, model.geometry.getAttribute(name));
     }
     this.model = model;
+    if (this.material) this.material.uniforms.uThickness.value = model.thickness ?? 0.2;
     const side = model.doubleSided ? THREE.DoubleSide : THREE.FrontSide;
     if (this.material && this.material.side !== side) {
       this.material.side = side;
@@ -161,11 +177,24 @@ export class SpeciesLayer {
     const sz = (block.boundsMax[2] - z0) / 65535;
     const hf = this.histFwd, hp = this.histPos, hc = this.histCurv, hs = this.histSeen;
     const minStep = 1e-3 * this.info.scale;
+    const lying = this.lying;
+    // A lying body: its centre (model y = centerY) rests `lift` above the streamed point.
+    const centerY = this.model.centerY * this.info.scale;
+    const lift = (this.model.centerY > 0 ? 0.16 : 0.03) * this.info.scale;
     for (let i = 0; i < n; i++) {
       const i3 = 3 * i, i4 = 4 * i;
       const px = x0 + q[i3] * sx, py = y0 + q[i3 + 1] * sy, pz = z0 + q[i3 + 2] * sz;
       pos[i3] = px; pos[i3 + 1] = py; pos[i3 + 2] = pz;
       unpackQuaternion(rot[i], quat, i4);
+      if (lying) {
+        // q · (quarter turn about local +Z): the animal lies on its side.
+        const ax = quat[i4], ay = quat[i4 + 1], az = quat[i4 + 2], aw = quat[i4 + 3];
+        const x = ROLL * (ax + ay), y = ROLL * (ay - ax), z = ROLL * (aw + az), w = ROLL * (aw - az);
+        quat[i4] = x; quat[i4 + 1] = y; quat[i4 + 2] = z; quat[i4 + 3] = w;
+        // Where the rolled body's centre would be (local (0, centerY, 0) turned by the new q), moved onto the point.
+        const cx = 2 * (x * y - w * z) * centerY, cy = (1 - 2 * (x * x + z * z)) * centerY, cz = 2 * (y * z + w * x) * centerY;
+        pos[i3] = px - cx; pos[i3 + 1] = py - cy + lift; pos[i3 + 2] = pz - cz;
+      }
       const u = src[i];
       uids[i] = u;
       if (u < uidIndex.length) uidIndex[u] = i;

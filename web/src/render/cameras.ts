@@ -14,6 +14,50 @@ export interface FollowTarget {
   scale: number;
 }
 
+export interface GroupFraming {
+  /** Centre of mass of the group. */
+  center: THREE.Vector3;
+  /** Distance from the centre within which `share` of the members are. */
+  radius: number;
+  /** Camera distance at which the group spans `fill` of the visible view. */
+  distance: number;
+}
+
+/**
+ * How far to stand to show a group of `count` points: the group (its `share` closest
+ * members to the centroid, so a few strays do not count) should span `fill` of the
+ * visible view. `visible` is the part of the canvas height not hidden by panels; the
+ * narrower of that height and the width decides.
+ */
+export function frameGroup(
+  positions: ArrayLike<number>, count: number,
+  options: { fovDeg: number; aspect: number; fill?: number; share?: number; minRadius?: number; visible?: number },
+): GroupFraming | null {
+  if (count <= 0) return null;
+  const center = new THREE.Vector3();
+  for (let i = 0; i < count; i++) {
+    center.x += positions[3 * i];
+    center.y += positions[3 * i + 1];
+    center.z += positions[3 * i + 2];
+  }
+  center.divideScalar(count);
+  if (![center.x, center.y, center.z].every(Number.isFinite)) return null;
+  // Distances of (at most ~4,000 evenly picked) members, for the quantile.
+  const stride = Math.max(1, Math.floor(count / 4000));
+  const d: number[] = [];
+  for (let i = 0; i < count; i += stride) {
+    const dx = positions[3 * i] - center.x, dy = positions[3 * i + 1] - center.y, dz = positions[3 * i + 2] - center.z;
+    d.push(Math.sqrt(dx * dx + dy * dy + dz * dz));
+  }
+  d.sort((a, b) => a - b);
+  const share = options.share ?? 0.75;
+  const radius = Math.max(d[Math.min(d.length - 1, Math.floor(share * (d.length - 1)))], options.minRadius ?? 1);
+  const half = Math.tan(THREE.MathUtils.degToRad(options.fovDeg) / 2);
+  const extent = Math.min(half * (options.visible ?? 1), half * options.aspect);
+  const distance = radius / ((options.fill ?? 0.5) * extent);
+  return { center, radius, distance };
+}
+
 export class CameraRig {
   readonly orbit: OrbitControls;
   mode: CameraMode = "orbit";
@@ -29,12 +73,19 @@ export class CameraRig {
   private followInit = false;
   /** Set to true by the app while keys belong to player mode. */
   keysCaptured = false;
+  /** Whether the user has moved the orbit camera since `resetUserMoved` (a glide never overrides them). */
+  userMoved = false;
+  private glide: { fromPos: THREE.Vector3; fromTarget: THREE.Vector3; toPos: THREE.Vector3; toTarget: THREE.Vector3; t: number; start: number; duration: number } | null = null;
 
   constructor(private readonly camera: THREE.PerspectiveCamera, dom: HTMLElement) {
     this.orbit = new OrbitControls(camera, dom);
     this.orbit.enableDamping = true;
     this.orbit.dampingFactor = 0.08;
     this.orbit.maxPolarAngle = Math.PI * 0.495;
+    this.orbit.addEventListener("start", () => {
+      this.userMoved = true;
+      this.glide = null;
+    });
     window.addEventListener("keydown", (e) => {
       if (isTyping(e)) return;
       this.keys.add(e.code);
@@ -73,8 +124,34 @@ export class CameraRig {
     this.flySpeed = Math.max(radius / 4, 2);
   }
 
+  resetUserMoved(): void {
+    this.userMoved = false;
+    this.glide = null;
+  }
+
+  /** Move the orbit camera smoothly to `position` looking at `target` (the user's first drag stops it). */
+  glideTo(position: THREE.Vector3, target: THREE.Vector3, duration = 1.5): void {
+    if (this.mode !== "orbit" || this.userMoved) return;
+    this.glide = {
+      fromPos: this.camera.position.clone(), fromTarget: this.orbit.target.clone(),
+      toPos: position.clone(), toTarget: target.clone(), t: 0, start: performance.now(), duration,
+    };
+  }
+
+  /** Put the orbit camera at `position`, orbiting (and looking at) `target`. */
+  lookFrom(position: THREE.Vector3, target: THREE.Vector3): void {
+    this.glide = null;
+    this.orbit.target.copy(target);
+    this.camera.position.copy(position);
+    this.camera.lookAt(target);
+    this.orbit.update();
+    this.flySpeed = Math.max(position.distanceTo(target) / 4, 2);
+  }
+
   setMode(mode: CameraMode): void {
     this.mode = mode;
+    this.glide = null;
+    if (mode !== "orbit") this.userMoved = true;
     this.orbit.enabled = mode === "orbit";
     if (mode === "fly") {
       const e = new THREE.Euler().setFromQuaternion(this.camera.quaternion, "YXZ");
@@ -92,7 +169,17 @@ export class CameraRig {
   }
 
   update(dt: number, target: FollowTarget | null): void {
-    if (this.mode === "orbit") {
+    if (this.mode === "orbit" && this.glide) {
+      const g = this.glide;
+      // Wall-clock progress: a slow renderer should not stretch the glide.
+      g.t = Math.min((performance.now() - g.start) / 1000, g.duration);
+      const k = THREE.MathUtils.smootherstep(g.t / g.duration, 0, 1);
+      this.camera.position.lerpVectors(g.fromPos, g.toPos, k);
+      this.orbit.target.lerpVectors(g.fromTarget, g.toTarget, k);
+      this.camera.lookAt(this.orbit.target);
+      if (g.t >= g.duration) this.glide = null;
+      this.orbit.update();
+    } else if (this.mode === "orbit") {
       this.orbit.update();
     } else if (this.mode === "fly") {
       this.camera.quaternion.setFromEuler(new THREE.Euler(this.pitch, this.yaw, 0, "YXZ"));

@@ -5,7 +5,15 @@
  *
  * The water follows seed 004, §3: a sum of exp-sine plane waves, slow wide and
  * tall ones first, then faster, narrower and lower ones in random directions,
- * with normals from the analytic gradient (see shaders.ts).
+ * with normals from the analytic gradient (see shaders.ts). It is translucent:
+ * what is under it (the pond's bottom, fish) shows through, tinted by depth.
+ *
+ * Colours: a `color` in the scene always wins. Without one the terrain is shaded
+ * per facet from its height and slope (grass low, rock on steep slopes, light
+ * stone toward the highest ground, sand at the waterline, mud under water), and
+ * obstacles are coloured by what they look like (`classifyObstacles`): a vertical
+ * cylinder with a sphere on top is a tree (brown trunk, green canopy), small boxes
+ * and spheres are rocks (grey-brown), anything else is stone grey.
  */
 import * as THREE from "three";
 import type { Environment, Heightfield, Obstacle, TriangleMesh, Water, Wave } from "../protocol/messages";
@@ -43,6 +51,113 @@ export function defaultWaves(extent: number, count = MAX_WAVES, seed = 7): Wave[
   return waves;
 }
 
+/** What an obstacle looks like, for colouring it when the scene gives no colour. */
+export type ObstacleRole = "trunk" | "canopy" | "rock" | "stone";
+
+const isUpright = (o: Obstacle) => {
+  const r = o.rotation_deg ?? [0, 0, 0];
+  return Math.abs(r[0]) < 1 && Math.abs(r[2]) < 1;
+};
+
+/**
+ * Recognise trees among primitive obstacles: a sphere whose centre sits near the top
+ * of an upright cylinder's axis is a canopy, that cylinder its trunk (what
+ * `scatter_trees` builds). Remaining boxes and spheres up to 6 m across are rocks;
+ * everything else (walls, pillars, big blocks) is plain stone.
+ */
+export function classifyObstacles(obstacles: Obstacle[]): ObstacleRole[] {
+  const roles: ObstacleRole[] = obstacles.map((o) => {
+    if (o.shape === "cylinder") return "stone";
+    const size = o.shape === "box" ? Math.max(...(o.size ?? [1, 1, 1])) : 2 * (o.radius ?? 1);
+    return size <= 6 ? "rock" : "stone";
+  });
+  const trunks = obstacles
+    .map((o, i) => ({ o, i }))
+    .filter(({ o }) => o.shape === "cylinder" && isUpright(o));
+  if (!trunks.length) return roles;
+  obstacles.forEach((sphere, j) => {
+    if (sphere.shape !== "sphere") return;
+    const r = sphere.radius ?? 1;
+    for (const { o, i } of trunks) {
+      const top = o.center[1] + (o.height ?? 1) / 2;
+      const across = Math.hypot(sphere.center[0] - o.center[0], sphere.center[2] - o.center[2]);
+      if (across <= Math.max(o.radius ?? 1, 0.25 * r) && Math.abs(sphere.center[1] - top) <= 0.5 * r + 0.5) {
+        roles[j] = "canopy";
+        roles[i] = "trunk";
+        break;
+      }
+    }
+  });
+  return roles;
+}
+
+/** A small deterministic hash of a number pair in [0, 1). */
+function hash2(x: number, z: number): number {
+  const h = Math.sin(x * 12.9898 + z * 78.233) * 43758.5453;
+  return h - Math.floor(h);
+}
+
+const PALETTE = {
+  trunk: ["#6b4a2f", "#5c3f28", "#74523a"],
+  canopy: ["#3f7a34", "#4a8a3b", "#356b2d", "#55913f"],
+  rock: ["#8b8378", "#7d7468", "#958c7f", "#857a6b"],
+  stone: ["#9a9a94"],
+} as const;
+
+/** The colour of obstacle number `i` in `role` (varied a little from one obstacle to the next). */
+export function obstacleColor(role: ObstacleRole, i: number): string {
+  const choices = PALETTE[role];
+  return choices[Math.floor(hash2(i, role.length) * choices.length) % choices.length];
+}
+
+const GRASS_LOW = new THREE.Color("#4b7a34");
+const GRASS_HIGH = new THREE.Color("#789a48");
+const ROCK = new THREE.Color("#857d70");
+const RIM = new THREE.Color("#cfc8b6");
+const SAND = new THREE.Color("#b9a678");
+const MUD = new THREE.Color("#5f6a4c");
+
+const smooth = (a: number, b: number, x: number) => {
+  const t = Math.min(Math.max((x - a) / (b - a), 0), 1);
+  return t * t * (3 - 2 * t);
+};
+
+/** A water surface as the colouring needs it: level, x–z rectangle and colour. */
+export interface WaterShape {
+  level: number;
+  min: [number, number];
+  max: [number, number];
+  color: THREE.Color;
+}
+
+/** How much of the water's colour a point `depth` metres under the surface takes (as in the shaders). */
+export function underwaterMix(depth: number): number {
+  return depth > 0 ? Math.min(Math.max(0.08 + 0.018 * depth, 0), 0.32) : 0;
+}
+
+/**
+ * The colour of a terrain facet with centre height `y`, unit normal's y `ny` and
+ * centre (x, z); `lo`/`hi` are the lowest and highest land heights (land: above the water).
+ */
+export function terrainColor(out: THREE.Color, x: number, y: number, z: number, ny: number, lo: number, hi: number, water: WaterShape | null): THREE.Color {
+  const h = (y - lo) / Math.max(hi - lo, 1e-6);
+  const steep = 1 - ny;
+  const jitter = 0.93 + 0.14 * hash2(Math.round(x * 2), Math.round(z * 2));
+  out.copy(GRASS_LOW).lerp(GRASS_HIGH, smooth(0.15, 0.6, h) * 0.7).multiplyScalar(jitter);
+  out.lerp(ROCK, smooth(0.1, 0.38, steep));
+  out.lerp(RIM, 0.85 * smooth(0.6, 1.0, h));
+  if (water && x >= water.min[0] && x <= water.max[0] && z >= water.min[1] && z <= water.max[1]) {
+    const depth = water.level - y;
+    if (depth > -0.6) {
+      // The waterline is sand; deeper down the bottom turns to mud, and the water tints it.
+      const bottom = SAND.clone().lerp(MUD, smooth(0.5, 6, depth)).multiplyScalar(jitter);
+      out.lerp(bottom, depth > 0 ? 1 : smooth(-0.6, 0, depth));
+      if (depth > 0) out.lerp(water.color, underwaterMix(depth));
+    }
+  }
+  return out;
+}
+
 export class EnvironmentView {
   readonly group = new THREE.Group();
   private water: THREE.ShaderMaterial | null = null;
@@ -50,17 +165,53 @@ export class EnvironmentView {
   readonly surfaces: THREE.Object3D[] = [];
   terrain: THREE.Mesh | null = null;
 
-  constructor(private readonly lightUniforms: Record<string, THREE.IUniform>, private readonly sunWorld: THREE.Vector3, private readonly skyTop: THREE.Color) {
+  /**
+   * `lite` (software rasterisers): the water sums only its 6 largest waves on a coarser
+   * grid. They carry nearly all of the motion, and each wave costs every pixel of water.
+   */
+  constructor(
+    private readonly lightUniforms: Record<string, THREE.IUniform>, private readonly sunWorld: THREE.Vector3,
+    private readonly skyTop: THREE.Color, private readonly lite = false,
+  ) {
     this.group.name = "environment";
   }
 
   set(environment: Environment | null): void {
     this.clear();
+    const w = environment?.water;
+    this.waterShape = w
+      ? { level: w.level, min: w.bounds_min, max: w.bounds_max, color: new THREE.Color(w.color ?? "#1d5d7a").lerp(new THREE.Color("#2f8f8a"), 0.4) }
+      : null;
+    const u = this.lightUniforms;
+    if (u.uWaterOn) {
+      u.uWaterOn.value = this.waterShape ? 1 : 0;
+      u.uWaterLevel.value = this.waterShape?.level ?? 0;
+      if (this.waterShape) {
+        (u.uWaterColor.value as THREE.Color).copy(this.waterShape.color);
+        (u.uWaterRect.value as THREE.Vector4).set(w!.bounds_min[0], w!.bounds_min[1], w!.bounds_max[0], w!.bounds_max[1]);
+      }
+    }
     if (!environment) return;
     if (environment.terrain) this.addTerrain(environment.terrain);
     if (environment.water) this.addWater(environment.water);
-    for (const obstacle of environment.obstacles ?? []) this.addObstacle(obstacle);
+    const obstacles = environment.obstacles ?? [];
+    const roles = classifyObstacles(obstacles);
+    obstacles.forEach((obstacle, i) => this.addObstacle(obstacle, roles[i], i));
     for (const mesh of environment.meshes ?? []) this.addMesh(mesh);
+  }
+
+  /** The scene's water as the colouring sees it (null without water). */
+  waterShape: WaterShape | null = null;
+  private materials = new Map<string, THREE.MeshLambertMaterial>();
+
+  private material(color: THREE.Color): THREE.MeshLambertMaterial {
+    const key = color.getHexString();
+    let m = this.materials.get(key);
+    if (!m) {
+      m = new THREE.MeshLambertMaterial({ color, flatShading: true });
+      this.materials.set(key, m);
+    }
+    return m;
   }
 
   clear(): void {
@@ -71,6 +222,7 @@ export class EnvironmentView {
       if (material && "dispose" in material) material.dispose();
     });
     this.group.clear();
+    this.materials.clear();
     this.surfaces.length = 0;
     this.water = null;
     this.terrain = null;
@@ -93,19 +245,27 @@ export class EnvironmentView {
     }
     const flat = geometry.toNonIndexed();
     flat.computeVertexNormals();
-    const base = new THREE.Color(t.color ?? "#5b6b45");
-    const rock = new THREE.Color("#7b7468");
-    const snow = new THREE.Color("#e8ecef");
     const p = flat.getAttribute("position");
     const n = flat.getAttribute("normal");
     const colors = new Float32Array(p.count * 3);
     const c = new THREE.Color();
-    for (let v = 0; v < p.count; v++) {
-      const height = (p.getY(v) - lo) / Math.max(hi - lo, 1e-6);
-      const steep = 1 - n.getY(v);
-      c.copy(base).lerp(rock, Math.min(1, steep * 2.5));
-      if (height > 0.85) c.lerp(snow, (height - 0.85) / 0.15);
-      colors[3 * v] = c.r; colors[3 * v + 1] = c.g; colors[3 * v + 2] = c.b;
+    const water = this.waterShape;
+    // Heights are measured over the land: from the water surface (when there is one) to the top.
+    const landLo = water ? Math.max(lo, Math.min(water.level, hi)) : lo;
+    const explicit = t.color ? new THREE.Color(t.color) : null;
+    // One colour per triangle (from its centre and normal) keeps the low-poly facets crisp.
+    for (let v = 0; v + 2 < p.count; v += 3) {
+      if (explicit) {
+        c.copy(explicit);
+      } else {
+        const x = (p.getX(v) + p.getX(v + 1) + p.getX(v + 2)) / 3;
+        const y = (p.getY(v) + p.getY(v + 1) + p.getY(v + 2)) / 3;
+        const z = (p.getZ(v) + p.getZ(v + 1) + p.getZ(v + 2)) / 3;
+        terrainColor(c, x, y, z, n.getY(v), landLo, hi, water);
+      }
+      for (let k = v; k < v + 3; k++) {
+        colors[3 * k] = c.r; colors[3 * k + 1] = c.g; colors[3 * k + 2] = c.b;
+      }
     }
     flat.setAttribute("color", new THREE.BufferAttribute(colors, 3));
     const mesh = new THREE.Mesh(flat, new THREE.MeshLambertMaterial({ vertexColors: true, flatShading: true }));
@@ -118,9 +278,9 @@ export class EnvironmentView {
   private addWater(w: Water): void {
     const sx = w.bounds_max[0] - w.bounds_min[0];
     const sz = w.bounds_max[1] - w.bounds_min[1];
-    const segments = Math.min(256, Math.max(32, Math.round(Math.max(sx, sz) / 1.5)));
+    const segments = Math.min(this.lite ? 96 : 256, Math.max(32, Math.round(Math.max(sx, sz) / 1.5)));
     const geometry = new THREE.PlaneGeometry(sx, sz, segments, segments).rotateX(-Math.PI / 2);
-    const waves = (w.waves && w.waves.length ? w.waves : defaultWaves(Math.max(sx, sz))).slice(0, MAX_WAVES);
+    const waves = (w.waves && w.waves.length ? w.waves : defaultWaves(Math.max(sx, sz))).slice(0, this.lite ? 6 : MAX_WAVES);
     const dirs = Array.from({ length: MAX_WAVES }, () => new THREE.Vector2());
     const params = Array.from({ length: MAX_WAVES }, () => new THREE.Vector3());
     waves.forEach((wave, i) => {
@@ -140,11 +300,12 @@ export class EnvironmentView {
         uWaveDir: { value: dirs },
         uWave: { value: params },
         uLateral: { value: 0.35 },
-        uDeep: { value: deep.clone().multiplyScalar(0.55) },
-        uShallow: { value: deep.clone().lerp(new THREE.Color("#7fd0c8"), 0.35) },
+        uDeep: { value: deep.clone().multiplyScalar(0.8) },
+        uShallow: { value: deep.clone().lerp(new THREE.Color("#7fd0c8"), 0.45) },
         uSunWorld: { value: this.sunWorld },
         uSkyTop: { value: this.skyTop },
-        uOpacity: { value: 0.72 },
+        // Seen from above at a steep angle the surface lets most light through (fresnel adds the rest).
+        uOpacity: { value: 0.24 },
       },
       transparent: true,
       side: THREE.DoubleSide,
@@ -163,21 +324,28 @@ export class EnvironmentView {
     this.surfaces.push(aim);
   }
 
-  private addObstacle(o: Obstacle): void {
+  private addObstacle(o: Obstacle, role: ObstacleRole, i: number): void {
     let geometry: THREE.BufferGeometry;
     if (o.shape === "box") {
       const [x, y, z] = o.size ?? [1, 1, 1];
       geometry = new THREE.BoxGeometry(x, y, z);
     } else if (o.shape === "sphere") {
-      geometry = new THREE.IcosahedronGeometry(o.radius ?? 1, 2);
+      // Canopies get a few more facets than rocks: foliage reads better a little rounder.
+      geometry = new THREE.IcosahedronGeometry(o.radius ?? 1, role === "canopy" ? 1 : 2);
     } else {
-      geometry = new THREE.CylinderGeometry(o.radius ?? 1, o.radius ?? 1, o.height ?? 1, 18);
+      geometry = new THREE.CylinderGeometry(role === "trunk" ? 0.75 * (o.radius ?? 1) : (o.radius ?? 1), o.radius ?? 1, o.height ?? 1, role === "trunk" ? 7 : 18);
     }
-    const mesh = new THREE.Mesh(geometry, new THREE.MeshLambertMaterial({ color: new THREE.Color(o.color ?? "#8a8f98"), flatShading: true }));
+    const color = new THREE.Color(o.color ?? obstacleColor(role, i));
+    if (!o.color && this.waterShape) {
+      const w = this.waterShape;
+      const [x, y, z] = o.center;
+      if (x >= w.min[0] && x <= w.max[0] && z >= w.min[1] && z <= w.max[1]) color.lerp(w.color, underwaterMix(w.level - y));
+    }
+    const mesh = new THREE.Mesh(geometry, this.material(color));
     mesh.position.set(...o.center);
     const r = o.rotation_deg ?? [0, 0, 0];
     mesh.rotation.set(THREE.MathUtils.degToRad(r[0]), THREE.MathUtils.degToRad(r[1]), THREE.MathUtils.degToRad(r[2]));
-    mesh.name = `obstacle:${o.shape}`;
+    mesh.name = `obstacle:${o.shape}:${role}`;
     this.group.add(mesh);
     this.surfaces.push(mesh);
   }
@@ -186,7 +354,7 @@ export class EnvironmentView {
     const geometry = new THREE.BufferGeometry();
     geometry.setAttribute("position", new THREE.Float32BufferAttribute(m.positions, 3));
     geometry.computeVertexNormals();
-    const material = new THREE.MeshLambertMaterial({ color: new THREE.Color(m.color ?? "#8a8f98"), flatShading: true, side: THREE.DoubleSide });
+    const material = new THREE.MeshLambertMaterial({ color: new THREE.Color(m.color ?? PALETTE.stone[0]), flatShading: true, side: THREE.DoubleSide });
     const mesh = new THREE.Mesh(geometry, material);
     mesh.name = "mesh";
     this.group.add(mesh);

@@ -40,6 +40,8 @@ export interface AnimalModel {
   length: number;
   /** Height of the body centre above the origin (walkers stand on the origin). */
   centerY: number;
+  /** The body's smaller cross extent (width or height), in body lengths (set by `buildModel`). */
+  thickness?: number;
   /**
    * Drawn without back-face culling: the model is made only of thin surfaces given
    * once, instead of each twice (halves the vertices where there are most animals).
@@ -281,6 +283,14 @@ function elephant(): AnimalModel {
 
 /** Build the model for `kind`; `lite` trades detail for speed in very large populations. */
 export function buildModel(kind: string, lite = false): AnimalModel {
+  const model = makeModel(kind, lite);
+  const box = new THREE.Box3().setFromBufferAttribute(model.geometry.getAttribute("position") as THREE.BufferAttribute);
+  const size = box.getSize(new THREE.Vector3());
+  model.thickness = Math.max(Math.min(size.x, size.y), 0.02);
+  return model;
+}
+
+function makeModel(kind: string, lite: boolean): AnimalModel {
   switch (kind) {
     case "bird": return bird(lite);
     case "fish": return fish(lite);

@@ -37,12 +37,19 @@ uniform float uTime;
 uniform float uHeadZ;
 uniform float uLength;
 uniform int uMotion;
+// World size of one drawing-buffer pixel at distance 1, and the model's thickness (its
+// smaller cross extent, in body lengths): far animals are drawn at least MIN_PIXELS thick.
+uniform float uPixelWorld;
+uniform float uThickness;
+#define MIN_PIXELS 1.6
+#define MAX_INFLATION 3.0
 
 varying vec3 vViewPosition;
 varying vec3 vColor;
 varying float vTint;
 varying float vHighlight;
 varying vec3 vModel;
+varying vec3 vWorld;
 ${common}
 
 vec3 rotateX(vec3 p, vec3 pivot, float a) {
@@ -112,7 +119,12 @@ void main() {
   }
 
   vModel = p;
-  vec3 world = iPos + qrot(iQuat, p * uScale);
+  // A body thinner than a pixel or two would flicker in and out (no rasteriser draws a
+  // triangle between pixel centres): far away, animals grow to stay visible.
+  float dist = length((viewMatrix * vec4(iPos, 1.0)).xyz);
+  float scale = uScale * clamp(MIN_PIXELS * dist * uPixelWorld / max(uThickness * uScale, 1e-4), 1.0, MAX_INFLATION);
+  vec3 world = iPos + qrot(iQuat, p * scale);
+  vWorld = world;
   vec4 mv = viewMatrix * vec4(world, 1.0);
   vViewPosition = -mv.xyz;
   vColor = aColor.rgb;
@@ -144,6 +156,23 @@ vec3 shade(vec3 base, vec3 n, vec3 viewPos) {
 vec3 fog(vec3 color, float dist) {
   return mix(color, uFogColor, smoothstep(uFogNear, uFogFar, dist));
 }
+
+// Under the scene's water surface (inside its rectangle) colours fade toward the
+// water's colour with depth: a hint of absorption that says "under water" without
+// hiding what swims there.
+uniform float uWaterOn;
+uniform float uWaterLevel;
+uniform vec3 uWaterColor;
+uniform vec4 uWaterRect;
+
+vec3 underwater(vec3 color, vec3 world) {
+  if (uWaterOn < 0.5) return color;
+  float depth = uWaterLevel - world.y;
+  if (depth <= 0.0 || world.x < uWaterRect.x || world.z < uWaterRect.y || world.x > uWaterRect.z || world.z > uWaterRect.w) {
+    return color;
+  }
+  return mix(color, uWaterColor, clamp(0.08 + 0.018 * depth, 0.0, 0.32));
+}
 `;
 
 export const animalFragment = /* glsl */ `
@@ -155,6 +184,7 @@ varying vec3 vColor;
 varying float vTint;
 varying float vHighlight;
 varying vec3 vModel;
+varying vec3 vWorld;
 ${lighting}
 
 void main() {
@@ -166,7 +196,7 @@ void main() {
     base *= mix(0.08, 1.0, stripe);
   }
   base *= mix(0.82, 1.08, smoothstep(-0.15, 0.25, vModel.y - 0.02));
-  vec3 color = shade(base, n, vViewPosition);
+  vec3 color = underwater(shade(base, n, vViewPosition), vWorld);
   if (vHighlight > 1.5) {
     float pulse = 0.5 + 0.5 * sin(uTime * 8.0);
     color = mix(color, vec3(1.0, 0.78, 0.2), 0.55 + 0.2 * pulse);
@@ -252,9 +282,12 @@ void main() {
   vec3 reflected = reflect(-toEye, n);
   vec3 sky = mix(uFogColor, uSkyTop, clamp(reflected.y, 0.0, 1.0));
   vec3 color = mix(body, sky, fresnel);
-  float spec = pow(max(dot(reflected, normalize(uSunWorld)), 0.0), 180.0);
-  color += uSunColor * spec * 2.0;
+  // A tight sun glint: small, bright and opaque where it is, so that it reads as a
+  // sparkle on the surface instead of greying the whole see-through water.
+  float spec = pow(max(dot(reflected, normalize(uSunWorld)), 0.0), 400.0);
+  color += uSunColor * spec * 1.5;
   color = fog(color, length(vViewPosition));
-  gl_FragColor = linearToOutputTexel(vec4(color, mix(uOpacity, 1.0, fresnel)));
+  float alpha = clamp(mix(uOpacity, 1.0, fresnel) + 0.6 * spec, 0.0, 1.0);
+  gl_FragColor = linearToOutputTexel(vec4(color, alpha));
 }
 `;

@@ -66,6 +66,13 @@ export class World {
       uFogColor: { value: this.horizon.clone() },
       uFogNear: { value: 200 },
       uFogFar: { value: 1200 },
+      // The scene's water (set by the environment): things under it are tinted by depth.
+      uWaterOn: { value: 0 },
+      uWaterLevel: { value: 0 },
+      uWaterColor: { value: new THREE.Color("#1d5d7a") },
+      uWaterRect: { value: new THREE.Vector4() },
+      // World size of one drawing-buffer pixel at distance 1 (kept up to date by resize).
+      uPixelWorld: { value: 0 },
     };
 
     const css = (c: THREE.Color) => `#${c.getHexString(THREE.SRGBColorSpace)}`;
@@ -165,6 +172,8 @@ export class World {
     this.renderer.setSize(w, h, false);
     this.camera.aspect = w / Math.max(h, 1);
     this.camera.updateProjectionMatrix();
+    const buffer = this.renderer.getDrawingBufferSize(new THREE.Vector2());
+    this.lightUniforms.uPixelWorld.value = (2 * Math.tan(THREE.MathUtils.degToRad(this.camera.fov) / 2)) / Math.max(buffer.y, 1);
   }
 
   render(): void {

@@ -12,6 +12,21 @@ function escape(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
 }
 
+/** Colours of well-known brain states; others get one from their name. */
+const STATE_COLORS: Record<string, string> = {
+  normal: "#06d6a0", chill: "#06d6a0", calm: "#06d6a0", grazing: "#9ef01a",
+  alone: "#b388ff", hunting: "#ffd166", afraid: "#ff9f1c", fleeing: "#ff9f1c", attacking: "#ff6b6b",
+};
+
+/** The badge colour of a brain state (stable for a name). */
+export function stateColor(state: string): string {
+  const known = STATE_COLORS[state.toLowerCase()];
+  if (known) return known;
+  let h = 0;
+  for (const c of state) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  return BEHAVIOR_COLORS[h % BEHAVIOR_COLORS.length];
+}
+
 function bar(value: number, color: string): string {
   const pct = Math.max(0, Math.min(1, value)) * 100;
   return `<span class="bar"><span style="width:${pct.toFixed(1)}%;background:${color}"></span></span>`;
@@ -36,7 +51,7 @@ export class Inspector {
       this.shown = key;
       this.root.innerHTML = `
         <header>
-          <h2><span class="species-name">${escape(info.species)}</span> <span class="uid">#${info.uid}</span></h2>
+          <h2><span class="species-name">${escape(info.species)}</span> <span class="uid">#${info.uid}</span> <span class="state-badge hidden"></span></h2>
           <div class="actions"><button data-act="follow" title="Follow with the camera (3)">Follow</button><button class="icon" data-act="close" title="Deselect (Esc)">✕</button></div>
         </header>
         <div class="inspector-body"></div>`;
@@ -47,6 +62,16 @@ export class Inspector {
         const details = e.target as HTMLDetailsElement;
         if (details.classList.contains("components")) this.componentsOpen = details.open;
       }, true);
+    }
+    // The brain's state (ecologies with brains) as a badge by the name: it changes often and matters.
+    const badge = this.root.querySelector<HTMLElement>(".state-badge");
+    if (badge) {
+      const state = info.alive ? info.state : null;
+      badge.classList.toggle("hidden", !state);
+      if (state && badge.textContent !== state) {
+        badge.textContent = state;
+        badge.style.setProperty("--state", stateColor(state));
+      }
     }
     this.body!.innerHTML = info.alive ? this.details(info) : `<p class="muted">This animal is no longer alive.</p>`;
   }
@@ -69,7 +94,7 @@ export class Inspector {
     const desiredSpeed = Math.hypot(dv[0], dv[1], dv[2]);
     return `
       <dl class="facts">
-        <dt>State</dt><dd id="insp-state">${escape(info.state ?? "—")}</dd>
+        <dt>State</dt><dd id="insp-state">${info.state ? `<span class="swatch" style="background:${stateColor(info.state)}"></span>${escape(info.state)}` : "— <small class=\"muted\">no brain</small>"}</dd>
         <dt>Speed</dt><dd>${fmt(info.speed)} m/s <small class="muted">→ ${fmt(desiredSpeed)}</small></dd>
         <dt>Energy</dt><dd>${energy == null ? "—" : bar(energy, "#06d6a0") + fmt(energy)}</dd>
         <dt>Hunger</dt><dd>${hunger == null ? "—" : bar(hunger, "#ff9f1c") + fmt(hunger)}</dd>

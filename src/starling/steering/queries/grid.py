@@ -80,6 +80,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from starling.parallel import PARALLEL_MIN_ANIMALS
+
 __all__ = [
     "CELL_SCALE",
     "SERIAL_QUERY_MAX",
@@ -93,11 +95,11 @@ __all__ = [
 # mostly sets how far a run overshoots the sphere along x and how many rows
 # are visited; see ``benchmarks/neighbor_queries.py`` for the measurement.
 CELL_SCALE = 1.0
-# Queries of up to this many animals run in a serial kernel: below it the
-# start-up of the parallel region (about 3 us with Numba's workqueue layer on
-# the 2-core reference machine) costs more than the work it would split.  Measured
-# crossover: 32-64 animals at the benchmark density.
-SERIAL_QUERY_MAX = 48
+# Queries of up to this many animals run in a serial kernel. On an idle machine
+# the parallel region pays from 32-64 animals (it starts in about 3 us), but
+# when the cores are shared each region can stall for a time slice; the
+# project-wide policy is in starling.parallel.
+SERIAL_QUERY_MAX = PARALLEL_MIN_ANIMALS - 1
 # Counting sorts of at least this many points spread their passes over threads.
 PARALLEL_BUILD_MIN = 100_000
 # Up to this many animals, query rows are written straight to their animals'

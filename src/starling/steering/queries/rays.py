@@ -37,6 +37,8 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 from numba import njit, prange
+
+from ...parallel import PARALLEL_MIN_RAYS
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from starling.environment.layers import DEFAULT_LAYERS, LayerRegistry
@@ -50,7 +52,7 @@ MODE_LOCAL = 0
 MODE_YAW = 1
 MODE_WORLD = 2
 
-_PARALLEL_THRESHOLD = 4096
+_PARALLEL_THRESHOLD = PARALLEL_MIN_RAYS  # see starling.parallel
 
 
 class RayQuerySpec(BaseModel):

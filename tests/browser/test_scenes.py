@@ -1,0 +1,116 @@
+"""What the viewer shows of a scene: the camera finds the animals, fish are seen through
+the water, and the ecology's sounds, apples and player are drawn."""
+from __future__ import annotations
+
+import io
+
+import pytest
+from PIL import Image
+
+pytestmark = pytest.mark.browser
+
+
+def _state(page) -> dict:
+    return page.evaluate("() => window.__starling.state()")
+
+
+def _canvas(page) -> tuple[Image.Image, dict]:
+    box = page.locator("#view").bounding_box()
+    return Image.open(io.BytesIO(page.locator("#view").screenshot())).convert("RGB"), box
+
+
+def _free_area(page) -> dict:
+    """The part of the page where the 3D view is not covered by the top bar, HUD or charts."""
+    return page.evaluate("""() => {
+        const r = (id) => document.getElementById(id).getBoundingClientRect();
+        return {top: r('topbar').bottom, bottom: r('charts').top, hudRight: r('hud').right, hudBottom: r('hud').bottom,
+                width: window.innerWidth};
+    }""")
+
+
+def _visible(spot: dict | None, free: dict, margin: float = 4) -> bool:
+    if not spot:
+        return False
+    x, y = spot["x"], spot["y"]
+    if not (free["top"] + margin < y < free["bottom"] - margin and margin < x < free["width"] - margin):
+        return False
+    return not (x < free["hudRight"] + margin and y < free["hudBottom"] + margin)
+
+
+def test_the_camera_starts_on_the_flock_not_on_the_world_box(page):
+    page.wait_for_function("() => window.__starling.state().framed !== null", timeout=10_000)
+    framed = _state(page)["framed"]
+    assert framed["species"] == "bird"
+    free = _free_area(page)
+    birds = page.evaluate("() => window.__starling.animals('bird')")
+    shown = [b["screen"] for b in birds if _visible(b["screen"], free)]
+    assert len(shown) > 0.6 * len(birds), f"only {len(shown)} of {len(birds)} birds in view"
+    ys = sorted(s["y"] for s in shown)
+    xs = sorted(s["x"] for s in shown)
+    # The middle 70 % of the flock spans a good part of the free view: not a speck, not cropped.
+    spread_y = ys[int(0.85 * len(ys))] - ys[int(0.15 * len(ys))]
+    spread_x = xs[int(0.85 * len(xs))] - xs[int(0.15 * len(xs))]
+    height = free["bottom"] - free["top"]
+    assert max(spread_y / height, spread_x / free["width"]) > 0.2, (spread_x, spread_y, height)
+
+
+def _fishy(pixel: tuple[int, int, int]) -> bool:
+    """The golden fish (#e0b040), even tinted by the water: warm (more red than blue), unlike
+    the blue-green water, its muddy bottom and the grey boulders."""
+    r, g, b = pixel
+    return r > 100 and r > b + 20 and g > b
+
+
+def test_fish_are_seen_through_the_water_and_the_ecology_is_drawn(page):
+    page.evaluate("() => window.__starling.send({type: 'scenario', name: 'lagoon', seed: 5, paused: true})")
+    page.wait_for_function(
+        "() => { const s = window.__starling.state(); return s.scenario === 'lagoon' && s.paused === true && s.step === 0; }",
+        timeout=120_000)
+    page.evaluate("() => window.__starling.send({type: 'step', n: 30})")
+    page.wait_for_function("() => window.__starling.state().step === 30", timeout=120_000)
+    page.wait_for_function("() => window.__starling.state().framed !== null", timeout=10_000)
+    page.wait_for_timeout(2500)  # a few draws of the paused scene (software rendering is slow)
+
+    # The player stands on the shore and is streamed with the animals.
+    assert _state(page)["entities"].get("player") == 1
+
+    level = page.evaluate("() => window.__starling.state().water")
+    assert level is not None, "the lagoon has water"
+    free = _free_area(page)
+    fish = [f for f in page.evaluate("() => window.__starling.animals('fish')")
+            if f["position"][1] < level - 0.5 and _visible(f["screen"], free, margin=8)]
+    assert len(fish) >= 30, f"only {len(fish)} fish under water in view"
+    image, box = _canvas(page)
+
+    def hit(x: float, y: float) -> bool:
+        cx, cy = int(x - box["x"]), int(y - box["y"])
+        return any(_fishy(image.getpixel((cx + dx, cy + dy)))
+                   for dx in range(-3, 4) for dy in range(-3, 4)
+                   if 0 <= cx + dx < image.width and 0 <= cy + dy < image.height)
+
+    seen = sum(hit(f["screen"]["x"], f["screen"]["y"]) for f in fish)
+    # (One fish may hide another, or swim behind a boulder.)
+    assert seen >= 0.7 * len(fish), f"{seen} of {len(fish)} fish under water show their colour"
+    # The same test on the water beside the school finds (almost) no such colour.
+    beside = [(f["screen"]["x"] + 60, f["screen"]["y"] + 140) for f in fish]
+    beside = [(x, y) for x, y in beside if _visible({"x": x, "y": y}, free, margin=8)]
+    if beside:
+        false = sum(hit(x, y) for x, y in beside)
+        assert false <= 0.3 * len(beside), f"{false} of {len(beside)} spots beside the school look like fish"
+
+    # A shot makes two sounds (muzzle, impact) and an apple lands: both are streamed and drawn.
+    spot = page.evaluate("() => window.__starling.centroid('fish')")
+    page.keyboard.down("Shift")
+    page.mouse.click(spot["x"], spot["y"])
+    page.keyboard.up("Shift")
+    page.wait_for_function("() => window.__starling.state().acks.some(a => a.action === 'fire')", timeout=10_000)
+    page.keyboard.down("Alt")
+    page.mouse.click(spot["x"] + 40, spot["y"])
+    page.keyboard.up("Alt")
+    page.wait_for_function("() => window.__starling.state().acks.some(a => a.action === 'throw_apple')", timeout=10_000)
+    page.evaluate("() => window.__starling.send({type: 'step', n: 3})")
+    page.wait_for_function(
+        "() => { const e = window.__starling.state().entities; return e.sound === 2 && e.apple >= 1; }", timeout=60_000)
+
+    page.evaluate("() => window.__starling.send({type: 'scenario', name: 'flock', seed: 1})")
+    page.wait_for_function("() => window.__starling.state().scenario === 'flock'", timeout=60_000)
