@@ -76,6 +76,14 @@ export class App {
    * Any camera move by the user cancels it.
    */
   private reframeAt: number | null = null;
+  /**
+   * What the framed view keeps following until the user moves the camera: the species
+   * framed (and whether the other species' centre counted), and the orbit target's offset
+   * from that centre when it was framed.
+   */
+  private anchor: { species: string; withOthers: boolean; offset: THREE.Vector3 } | null = null;
+  private readonly anchorTarget = new THREE.Vector3();
+  private anchorValid = false;
   /** The camera as last framed on the animals (tests): target, distance and group radius. */
   framed: { target: number[]; position: number[]; radius: number; species: string } | null = null;
   private readonly pointer = new THREE.Vector2();
@@ -170,6 +178,7 @@ export class App {
       this.rig.resetUserMoved();
       this.frameAnimals = true;
       this.reframeAt = null;
+      this.anchor = null;
       this.framed = null;
       const c = new THREE.Vector3().addVectors(this.world.boundsMin, this.world.boundsMax).multiplyScalar(0.5);
       this.playerPosition.set(c.x, this.groundHeight(c.x, c.z), c.z);
@@ -354,13 +363,7 @@ export class App {
   // ---- player ----------------------------------------------------------------------------
 
   private groundHeight(x: number, z: number): number {
-    const terrain = this.env.terrain;
-    if (terrain) {
-      const ray = new THREE.Raycaster(new THREE.Vector3(x, 1e5, z), new THREE.Vector3(0, -1, 0));
-      const hit = ray.intersectObject(terrain, false)[0];
-      if (hit) return hit.point.y;
-    }
-    return this.world.groundY;
+    return this.env.heightAt(x, z) ?? this.world.groundY;
   }
 
   /** Where the cursor points: an animal, scenery, or the ground plane. */
@@ -465,11 +468,23 @@ export class App {
         this.frameAnimals = false;
         this.rig.lookFrom(view.position, view.target);
         this.reframeAt = frame.time + REFRAME_AFTER_S;
+        this.anchor = view.anchor;
       }
     } else if (this.reframeAt !== null && frame.time >= this.reframeAt) {
       this.reframeAt = null;
       const view = this.animalView();
-      if (view && !this.rig.userMoved) this.rig.glideTo(view.position, view.target);
+      if (view && !this.rig.userMoved) {
+        this.rig.glideTo(view.position, view.target);
+        this.anchor = view.anchor;
+      }
+    }
+    this.anchorValid = false;
+    if (this.anchor && !this.rig.userMoved) {
+      const centre = this.groupCentre(this.anchor.species, this.anchor.withOthers);
+      if (centre) {
+        this.anchorTarget.copy(centre).add(this.anchor.offset);
+        this.anchorValid = true;
+      }
     }
     this.decodeMs = 0.8 * this.decodeMs + 0.2 * (performance.now() - t0);
     this.step = frame.step;
@@ -478,15 +493,32 @@ export class App {
     this.framesApplied++;
   }
 
+  /** Centre of mass of a species, or (`withOthers`) the midpoint between it and the other species' centre. */
+  private groupCentre(species: string, withOthers: boolean): THREE.Vector3 | null {
+    const main = this.layers.find((l) => l.info.name === species);
+    if (!main || !main.count) return null;
+    const c = centreOf(main);
+    const others = withOthers ? this.othersCentre(main) : null;
+    return others ? c.lerp(others, 0.5) : c;
+  }
+
+  /** The mean of the centres of every species but `main` that has animals (null: none has). */
+  private othersCentre(main: SpeciesLayer): THREE.Vector3 | null {
+    const others = this.layers.filter((l) => l !== main && l.count);
+    if (!others.length) return null;
+    return others.reduce((sum, l) => sum.add(centreOf(l)), new THREE.Vector3()).divideScalar(others.length);
+  }
+
   /**
-   * Aim the orbit camera at the main species (the most numerous): the orbit target on
-   * its centre of mass, from a distance at which the group fills about half of the part
-   * of the view that the panels leave free, and from an angle that suits how it moves
-   * (a little below flyers, so that they are seen against the sky; steeply down through
-   * the water onto swimmers). Null while there is no animal to frame yet. The user's
-   * controls take over afterwards.
+   * The view that frames the main species (the most numerous): the orbit target on its
+   * centre of mass, from a distance at which the group fills about half of the part of
+   * the view that the panels leave free (closer when single animals would be specks),
+   * from an angle that suits how it moves (a little below flyers, so that they are seen
+   * against the sky; steeply down through the water onto swimmers), and with another
+   * species that is not far beside it. `anchor` is what the view keeps following until
+   * the user moves the camera. Null while there is no animal to frame yet.
    */
-  private animalView(): { position: THREE.Vector3; target: THREE.Vector3 } | null {
+  private animalView(): { position: THREE.Vector3; target: THREE.Vector3; anchor: { species: string; withOthers: boolean; offset: THREE.Vector3 } } | null {
     let main: SpeciesLayer | null = null;
     for (const layer of this.layers) if (layer.count > (main?.count ?? 0)) main = layer;
     if (!main) return null;
@@ -515,26 +547,19 @@ export class App {
     let azimuth = Math.atan2(0.55, 0.7);
     let center = framing.center;
     let distance = framing.distance;
+    let withOthers = false;
     // Other species (predators, prey) not far from the main group join the picture: the
     // camera looks across the line between the two groups, from the sunnier side, far
     // enough back for both to fit side by side, unless that would shrink the main group
     // to a third of its size.
-    const others = new THREE.Vector3();
-    let otherLayers = 0;
-    for (const layer of this.layers) {
-      if (layer === main || !layer.count) continue;
-      const p = layer.positions;
-      const c = new THREE.Vector3();
-      for (let i = 0; i < layer.count; i++) c.x += p[3 * i], c.y += p[3 * i + 1], c.z += p[3 * i + 2];
-      others.add(c.divideScalar(layer.count));
-      otherLayers++;
-    }
-    if (otherLayers) {
-      const apart = others.divideScalar(otherLayers).sub(framing.center);
+    const others = this.othersCentre(main);
+    if (others) {
+      const apart = others.sub(framing.center);
       const across = Math.hypot(apart.x, apart.z);
       const wide = Math.tan(THREE.MathUtils.degToRad(cam.fov) / 2) * cam.aspect;
       const needed = (across / 2 + 1.25 * framing.radius) / (0.75 * wide);
       if (across > framing.radius && needed <= 3 * framing.distance) {
+        withOthers = true;
         center = framing.center.clone().addScaledVector(apart, 0.5);
         distance = Math.max(distance, needed);
         const sunny = new THREE.Vector2(Math.sin(azimuth), Math.cos(azimuth));
@@ -566,7 +591,7 @@ export class App {
       target = center.clone().addScaledVector(up, -middle * position.distanceTo(center) * half);
     }
     this.framed = { target: target.toArray(), position: position.toArray(), radius: framing.radius, species: main.info.name };
-    return { position, target };
+    return { position, target, anchor: { species: main.info.name, withOthers, offset: target.clone().sub(center) } };
   }
 
   private tick(): void {
@@ -585,6 +610,13 @@ export class App {
     this.movePlayer(dt);
     const target = this.followTarget();
     if (this.rig.mode === "follow" && !target) this.setCamera("orbit");
+    // Until the user takes the camera, the framed view drifts along with the animals.
+    if (this.anchorValid) {
+      const cam = this.world.camera.position;
+      const water = this.env.waterShape;
+      const floor = Math.max(this.groundHeight(cam.x, cam.z), water ? water.level : -Infinity);
+      this.rig.drift(this.anchorTarget, dt, floor + 1.5);
+    }
     this.rig.update(dt, target);
     this.world.camera.updateMatrixWorld();
     if (target && this.inspect) {
@@ -720,6 +752,18 @@ function describeAck(action: string, result: unknown): string {
   }
   if (action === "throw_apple") return "Apple thrown";
   return `${action.replace("_", " ")} ✓`;
+}
+
+/** A species' centre of mass in the latest frame. */
+function centreOf(layer: SpeciesLayer): THREE.Vector3 {
+  const c = new THREE.Vector3();
+  const p = layer.positions;
+  for (let i = 0; i < layer.count; i++) {
+    c.x += p[3 * i];
+    c.y += p[3 * i + 1];
+    c.z += p[3 * i + 2];
+  }
+  return c.divideScalar(Math.max(layer.count, 1));
 }
 
 function vec(v: THREE.Vector3): Vec3 {

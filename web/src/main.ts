@@ -51,6 +51,8 @@ export interface StarlingHook {
    * in CSS pixels (null when off screen).
    */
   animals(species: string, limit?: number): { uid: number; position: number[]; screen: { x: number; y: number } | null }[];
+  /** Where the entities of a kind (apple, carcass, sound, player) are, as of the latest frame. */
+  entities(kind: string): number[][];
   /** Put the orbit camera at `position` looking at `target` (world coordinates). */
   look(position: number[], target: number[]): void;
   select(species: string, uid: number): void;
@@ -97,6 +99,7 @@ const hook: StarlingHook = {
     }
     return out;
   },
+  entities: (kind) => app.entities.positionsOf(kind),
   look: (position, target) => {
     app.setCamera("orbit");
     app.rig.lookFrom(new THREE.Vector3(...position.slice(0, 3)), new THREE.Vector3(...target.slice(0, 3)));

@@ -163,6 +163,20 @@ describe("scenery colours", () => {
   });
 });
 
+describe("terrain heights", () => {
+  it("are read off the height grid, between samples too", () => {
+    const env = new EnvironmentView(lights(), new THREE.Vector3(0, 1, 0), new THREE.Color());
+    // 3 × 2 samples over x 0..10, z 0..4: heights[j * 3 + i]
+    env.set({ terrain: { origin: [0, 0], size: [10, 4], resolution: [3, 2], heights: [0, 2, 4, 1, 3, 5] } });
+    expect(env.heightAt(0, 0)).toBeCloseTo(0, 6);
+    expect(env.heightAt(10, 4)).toBeCloseTo(5, 6);
+    expect(env.heightAt(2.5, 2)).toBeCloseTo(1.5, 6); // halfway in both directions of the first cell
+    expect(env.heightAt(-1, 0)).toBeNull();
+    env.set(null);
+    expect(env.heightAt(1, 1)).toBeNull();
+  });
+});
+
 describe("camera framing", () => {
   it("stands back so that the group fills half the view and ignores strays", () => {
     const n = 1000;

@@ -138,6 +138,21 @@ export class CameraRig {
     };
   }
 
+  /**
+   * Move the orbit camera and its target together toward `target` (smoothed over about half
+   * a second), keeping the view's angle and distance: a framed group stays in view as it
+   * travels. The camera stays at or above `minY`. Nothing happens once the user has moved
+   * the camera, or during a glide.
+   */
+  drift(target: THREE.Vector3, dt: number, minY = -Infinity): void {
+    if (this.mode !== "orbit" || this.userMoved || this.glide) return;
+    const delta = target.clone().sub(this.orbit.target).multiplyScalar(1 - Math.exp(-dt / 0.5));
+    // Never down into the ground or the water (`minY`): the view tilts instead.
+    if (this.camera.position.y + delta.y < minY) delta.y = Math.min(0, minY - this.camera.position.y);
+    this.orbit.target.add(delta);
+    this.camera.position.add(delta);
+  }
+
   /** Put the orbit camera at `position`, orbiting (and looking at) `target`. */
   lookFrom(position: THREE.Vector3, target: THREE.Vector3): void {
     this.glide = null;

@@ -111,6 +111,8 @@ export class EntityView {
   /** Counts of the latest frame by entity kind (tests and the HUD). */
   readonly counts: Record<string, number> = {};
   private byIndex = new Map<number, EntityInfo>();
+  /** The latest positions of every entity block (small: a copy per frame costs nothing). */
+  private latest = new Map<number, Float32Array>();
   private apples: THREE.InstancedMesh | null = null;
   private lumps: THREE.InstancedMesh | null = null;
   private positions = new Float32Array(48);
@@ -164,6 +166,7 @@ export class EntityView {
     this.soundBorn.clear();
     this.group.clear();
     this.byIndex.clear();
+    this.latest.clear();
     this.player = null;
     this.playerPosition = null;
     for (const key of Object.keys(this.counts)) delete this.counts[key];
@@ -185,13 +188,14 @@ export class EntityView {
     if (!info) return;
     const n = block.count;
     this.counts[info.kind] = (this.counts[info.kind] ?? 0) + n;
+    if (this.positions.length < 3 * n) this.positions = new Float32Array(3 * n + 48);
+    dequantisePositions(block, this.positions);
+    this.latest.set(block.index, this.positions.slice(0, 3 * n));
     const carcass = this.carcasses.get(block.index);
     if (carcass) {
       carcass.update(block);
       return;
     }
-    if (this.positions.length < 3 * n) this.positions = new Float32Array(3 * n + 48);
-    dequantisePositions(block, this.positions);
     if (info.kind === "apple") this.updateApples(n, this.positions);
     else if (info.kind === "carcass") this.updateLumps(n, this.positions);
     else if (info.kind === "sound") this.updateSounds(block, time, info.lifetime ?? 1.5, this.positions);
@@ -200,6 +204,16 @@ export class EntityView {
       unpackQuaternions(block, this.quaternions);
       this.updatePlayer(n, this.positions, this.quaternions);
     }
+  }
+
+  /** Where the entities of a kind are (world coordinates), as of the latest frame. */
+  positionsOf(kind: string): number[][] {
+    const out: number[][] = [];
+    for (const [index, p] of this.latest) {
+      if (this.byIndex.get(index)?.kind !== kind) continue;
+      for (let i = 0; i + 2 < p.length; i += 3) out.push([p[i], p[i + 1], p[i + 2]]);
+    }
+    return out;
   }
 
   setTime(t: number): void {

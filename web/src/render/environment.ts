@@ -226,9 +226,27 @@ export class EnvironmentView {
     this.surfaces.length = 0;
     this.water = null;
     this.terrain = null;
+    this.heightfield = null;
   }
 
+  /** The terrain's height at (x, z), bilinear between grid samples (null off the terrain or without one). */
+  heightAt(x: number, z: number): number | null {
+    const t = this.heightfield;
+    if (!t) return null;
+    const [nx, nz] = t.resolution;
+    const fx = ((x - t.origin[0]) / t.size[0]) * (nx - 1);
+    const fz = ((z - t.origin[1]) / t.size[1]) * (nz - 1);
+    if (!(fx >= 0 && fz >= 0 && fx <= nx - 1 && fz <= nz - 1)) return null;
+    const i = Math.min(Math.floor(fx), nx - 2), j = Math.min(Math.floor(fz), nz - 2);
+    const u = fx - i, v = fz - j;
+    const h = (a: number, b: number) => t.heights[b * nx + a] ?? 0;
+    return (1 - v) * ((1 - u) * h(i, j) + u * h(i + 1, j)) + v * ((1 - u) * h(i, j + 1) + u * h(i + 1, j + 1));
+  }
+
+  private heightfield: Heightfield | null = null;
+
   private addTerrain(t: Heightfield): void {
+    this.heightfield = t.resolution[0] >= 2 && t.resolution[1] >= 2 ? t : null;
     const [nx, nz] = t.resolution;
     const geometry = new THREE.PlaneGeometry(t.size[0], t.size[1], nx - 1, nz - 1).rotateX(-Math.PI / 2);
     const pos = geometry.getAttribute("position") as THREE.BufferAttribute;
