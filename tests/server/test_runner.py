@@ -7,7 +7,7 @@ import time
 import pytest
 
 from starling.server import protocol as P
-from starling.server.runner import SimulationRunner
+from starling.server.runner import SimulationRunner, scenario_loader
 
 from .helpers import RecordingSink, wait_for
 
@@ -177,5 +177,20 @@ def test_a_scenario_that_cannot_load_is_reported_and_the_thread_waits():
         assert "no such file" in sink.errors()[0]
         wait_for(lambda: sink.status and sink.status[-1]["error"], what="a status carrying the error")
         assert runner.alive and runner.sim is None
+    finally:
+        runner.stop()
+
+
+def test_status_counts_animals_per_brain_state():
+    # the lagoon's fish and sharks run state machines; the status feeds the "per state" chart
+    runner = SimulationRunner("lagoon", loader=scenario_loader(("species.fish.count=40",), "lagoon"), seed=1)
+    sink = RecordingSink()
+    runner.start(sink)
+    try:
+        wait_for(lambda: any(s.get("states") for s in sink.status), timeout=180, what="a status with brain states")
+        status = [s for s in sink.status if s.get("states")][-1]
+        assert set(status["states"]) == {"fish", "shark"}
+        assert sum(status["states"]["fish"].values()) == status["counts"]["fish"]
+        assert set(status["states"]["shark"]) == {"chill", "hunting", "attacking"}
     finally:
         runner.stop()

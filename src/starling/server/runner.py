@@ -555,6 +555,7 @@ class SimulationRunner:
             self._window_wall, self._window_steps, self._window_frames = now, 0, 0
         sim = self.sim
         counts: dict[str, int] = {}
+        states: dict[str, dict[str, int]] = {}
         if sim is not None:
             # Metrics can cost as much as a step on a big flock: keep them under ~5 % of the time.
             metrics_interval = max(self.status_interval, 20.0 * self._metrics_ms / 1e3)
@@ -571,6 +572,13 @@ class SimulationRunner:
                 self._last_metrics_wall = now
             for name in sim.species:
                 counts[name] = int(sim.population(name).n)
+                try:  # animals per brain state, where a species has a brain
+                    per_state = sim.species_summary(name).get("states")
+                except Exception as exc:
+                    log.warning("state counts failed: %s", exc)
+                    per_state = None
+                if per_state:
+                    states[name] = {str(k): int(v) for k, v in per_state.items()}
         status = {
             "type": "status",
             "scenario": self.scenario_name,
@@ -589,6 +597,7 @@ class SimulationRunner:
             "metrics_ms": self._metrics_ms,
             "frame_bytes": self._encoder.last_bytes,
             "counts": counts,
+            "states": states,
             "metrics": self._metrics,
             "metrics_step": self._metrics_step,
             "metrics_time": self._metrics_time,

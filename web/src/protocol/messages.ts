@@ -114,6 +114,8 @@ export interface StatusMessage {
   metrics_ms: number;
   frame_bytes: number;
   counts: Record<string, number>;
+  /** Animals per brain state, for species with a brain: species → state → count. */
+  states?: Record<string, Record<string, number>>;
   metrics: Record<string, SpeciesMetrics>;
   /** Step and time at which `metrics` were computed (they refresh less often than the status). */
   metrics_step: number;

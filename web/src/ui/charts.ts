@@ -1,6 +1,7 @@
 /**
  * Live charts of the status stream (a few samples a second): order parameters,
- * nearest-neighbour distance, population per species and step time. uPlot
+ * nearest-neighbour distance, population per species, animals per brain state and
+ * step time. uPlot
  * draws them on small canvases at negligible cost next to the 3D view.
  */
 import { Color } from "three";
@@ -40,6 +41,7 @@ interface ChartSpec {
 
 export class Charts {
   private plots: { plot: uPlot; spec: ChartSpec; data: (number | null)[][] }[] = [];
+  private stateChart = false;
   private lastTime = -Infinity;
 
   constructor(private readonly root: HTMLElement) {}
@@ -50,6 +52,7 @@ export class Charts {
     this.plots = [];
     this.root.innerHTML = "";
     this.lastTime = -Infinity;
+    this.stateChart = false;
     const metric = (name: string) => (s: StatusMessage) => species.map((sp) => {
       const v = s.metrics?.[sp.name]?.[name];
       return typeof v === "number" && Number.isFinite(v) ? v : null;
@@ -67,36 +70,57 @@ export class Charts {
         log: true,
       },
     ];
-    for (const spec of specs) {
-      const cell = document.createElement("div");
-      cell.className = "chart";
-      this.root.appendChild(cell);
-      const data: (number | null)[][] = [[], ...spec.series.map(() => [])];
-      const opts: uPlot.Options = {
-        title: spec.title,
-        width: 300,
-        height: 150,
-        legend: { show: true, live: false },
-        cursor: { show: false },
-        scales: {
-          x: { time: false },
-          y: spec.log ? { distr: 3, log: 10 } : spec.range ? { range: spec.range } : { auto: true },
-        },
-        axes: [
-          { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 28 },
-          { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 44, values: (_u, splits) => splits.map(compact) },
-        ],
-        series: [{ label: "t (s)" }, ...spec.series.map((s) => ({ label: s.label, stroke: s.stroke, width: 1.5, dash: s.dash, spanGaps: false }))],
-      };
-      const plot = new uPlot(opts, data as uPlot.AlignedData, cell);
-      this.plots.push({ plot, spec, data });
-    }
+    for (const spec of specs) this.addPlot(spec);
+    this.resize();
+  }
+
+  private addPlot(spec: ChartSpec): void {
+    const cell = document.createElement("div");
+    cell.className = "chart";
+    this.root.appendChild(cell);
+    const data: (number | null)[][] = [[], ...spec.series.map(() => [])];
+    const opts: uPlot.Options = {
+      title: spec.title,
+      width: 300,
+      height: 150,
+      legend: { show: true, live: false },
+      cursor: { show: false },
+      scales: {
+        x: { time: false },
+        y: spec.log ? { distr: 3, log: 10 } : spec.range ? { range: spec.range } : { auto: true },
+      },
+      axes: [
+        { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 28 },
+        { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 44, values: (_u, splits) => splits.map(compact) },
+      ],
+      series: [{ label: "t (s)" }, ...spec.series.map((s) => ({ label: s.label, stroke: s.stroke, width: 1.5, dash: s.dash, spanGaps: false }))],
+    };
+    const plot = new uPlot(opts, data as uPlot.AlignedData, cell);
+    this.plots.push({ plot, spec, data });
+  }
+
+  /**
+   * The "Animals per state" chart, made when the first status names brain states
+   * (state names are only known once a brain runs): one series per species and state.
+   */
+  private addStateChart(states: Record<string, Record<string, number>>): void {
+    const keys: [string, string][] = [];
+    for (const [species, perState] of Object.entries(states)) for (const state of Object.keys(perState)) keys.push([species, state]);
+    if (!keys.length) return;
+    const palette = ["#ffd166", "#ef476f", "#06d6a0", "#4cc9f0", "#c77dff", "#f4a261", "#90be6d", "#e9c46a"];
+    this.addPlot({
+      title: "Animals per state",
+      sample: (s) => keys.map(([sp, st]) => s.states?.[sp]?.[st] ?? null),
+      series: keys.map(([sp, st], i) => ({ label: `${sp}: ${st}`, stroke: palette[i % palette.length] })),
+    });
+    this.stateChart = true;
     this.resize();
   }
 
   /** Add a status sample, plotted at the simulated time its metrics were computed at. */
   push(status: StatusMessage): void {
     if (status.loading || !this.plots.length || status.metrics_step < 0) return;
+    if (!this.stateChart && status.states && Object.keys(status.states).length) this.addStateChart(status.states);
     const t = status.metrics_time;
     if (t < this.lastTime) this.clearData();
     if (t === this.lastTime) return;
@@ -118,7 +142,9 @@ export class Charts {
   resize(): void {
     const width = this.root.clientWidth;
     if (!width || !this.plots.length) return;
-    const per = Math.max(220, Math.floor(width / Math.min(this.plots.length, Math.max(1, Math.floor(width / 240)))) - 12);
+    // every chart in one row when it fits at 180 px or more, else rows of as many as fit
+    const perRow = Math.max(1, Math.min(this.plots.length, Math.floor(width / 190)));
+    const per = Math.max(170, Math.floor((width - 10 * (perRow - 1)) / perRow) - 4);
     for (const p of this.plots) p.plot.setSize({ width: per, height: 150 });
   }
 }
