@@ -102,6 +102,9 @@ export class App {
     this.world.scene.add(this.overlay.group);
     this.inspector = new Inspector($("inspector"), () => this.deselect(), () => this.setCamera("follow"));
     this.charts = new Charts($("charts"));
+    // keep the key hint just above the chart panel, whatever its height (legends wrap)
+    const chartsPanel = $("charts");
+    new ResizeObserver(() => document.body.style.setProperty("--charts-h", `${chartsPanel.offsetHeight}px`)).observe(chartsPanel);
     this.playerMarker = makePlayerMarker();
     this.playerMarker.visible = false;
     this.world.scene.add(this.playerMarker);
