@@ -53,22 +53,20 @@ def cohesion(agents, others, neighbors, p, time, dt, out):
             ax += od * unit[i, q, 0]
             ay += od * unit[i, q, 1]
             az += od * unit[i, q, 2]
-        length = 0.0
+        # finish: a direction and its desire, or no opinion (all zero); one write below
+        ux = uy = uz = desire = 0.0
         if sw > 0.0:
             ax /= sw
             ay /= sw
             az /= sw
             length = math.sqrt(ax * ax + ay * ay + az * az)
-        if length < 1e-9:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-        else:
-            odir[i, 0] = ax / length
-            odir[i, 1] = ay / length
-            odir[i, 2] = az / length
-            out.direction_desire[i] = p.weight_direction * f_q1(length / r, p.activation_power)
+            if length >= 1e-9:
+                ux, uy, uz = ax / length, ay / length, az / length
+                desire = p.weight_direction * f_q1(length / r, p.activation_power)
+        odir[i, 0] = ux
+        odir[i, 1] = uy
+        odir[i, 2] = uz
+        out.direction_desire[i] = desire
         out.speed[i] = 0.0
         out.speed_desire[i] = 0.0
 
@@ -118,26 +116,17 @@ def alignment(agents, others, neighbors, p, time, dt, out):
                 ax += k * vx
                 ay += k * vy
                 az += k * vz
-        if sw <= 0.0:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
-            continue
-        b = sb / sw
-        cvx = avel[i, 0]
-        cvy = avel[i, 1]
-        cvz = avel[i, 2]
-        cs = math.sqrt(cvx * cvx + cvy * cvy + cvz * cvz)
+        # finish: heading and speed with their desires, or no opinion (all zero); one write below
+        ux = uy = uz = desire = b = speed_desire = 0.0
         length = math.sqrt(ax * ax + ay * ay + az * az)
-        if length < 1e-9:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-        else:
+        if sw > 0.0:
+            b = sb / sw
+            cvx = avel[i, 0]
+            cvy = avel[i, 1]
+            cvz = avel[i, 2]
+            cs = math.sqrt(cvx * cvx + cvy * cvy + cvz * cvz)
+            speed_desire = p.weight_speed * f_q1(min(1.0, abs(b - cs) / p.max_speed), p.activation_power)
+        if sw > 0.0 and length >= 1e-9:
             ux = ax / length
             uy = ay / length
             uz = az / length
@@ -151,12 +140,13 @@ def alignment(agents, others, neighbors, p, time, dt, out):
             theta = 0.0
             if hs > 1e-9:
                 theta = fast_acos((hx * ux + hy * uy + hz * uz) / hs)
-            odir[i, 0] = ux
-            odir[i, 1] = uy
-            odir[i, 2] = uz
-            out.direction_desire[i] = p.weight_direction * f_q1(theta / math.pi, p.activation_power)
+            desire = p.weight_direction * f_q1(theta / math.pi, p.activation_power)
+        odir[i, 0] = ux
+        odir[i, 1] = uy
+        odir[i, 2] = uz
+        out.direction_desire[i] = desire
         out.speed[i] = b
-        out.speed_desire[i] = p.weight_speed * f_q1(min(1.0, abs(b - cs) / p.max_speed), p.activation_power)
+        out.speed_desire[i] = speed_desire
 
 
 class SeparationParams(NeighborBehaviorParams):
@@ -192,16 +182,15 @@ def separation(agents, others, neighbors, p, time, dt, out):
             ax -= o * unit[i, q, 0]
             ay -= o * unit[i, q, 1]
             az -= o * unit[i, q, 2]
+        # finish: away from the neighbours, or no opinion (all zero); one write below
+        ux = uy = uz = desire = 0.0
         length = math.sqrt(ax * ax + ay * ay + az * az)
-        if u <= 0.0 or length < 1e-9:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-        else:
-            odir[i, 0] = ax / length
-            odir[i, 1] = ay / length
-            odir[i, 2] = az / length
-            out.direction_desire[i] = p.weight_direction * f_sep(u, p.sep_k, p.sep_power)
+        if u > 0.0 and length >= 1e-9:
+            ux, uy, uz = ax / length, ay / length, az / length
+            desire = p.weight_direction * f_sep(u, p.sep_k, p.sep_power)
+        odir[i, 0] = ux
+        odir[i, 1] = uy
+        odir[i, 2] = uz
+        out.direction_desire[i] = desire
         out.speed[i] = 0.0
         out.speed_desire[i] = 0.0

@@ -78,21 +78,18 @@ def flee(agents, others, neighbors, p, time, dt, out):
             ax -= o * unit[i, q, 0]
             ay -= o * unit[i, q, 1]
             az -= o * unit[i, q, 2]
+        # finish: away at a closeness-driven speed, or no opinion (all zero); one write below
+        ux = uy = uz = a = speed = 0.0
         length = math.sqrt(ax * ax + ay * ay + az * az)
-        if not seen or length < 1e-9:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
-            continue
-        a = ease(p.easing, 1.0 - nearest / r, p.easing_power)
-        odir[i, 0] = ax / length
-        odir[i, 1] = ay / length
-        odir[i, 2] = az / length
+        if seen and length >= 1e-9:
+            ux, uy, uz = ax / length, ay / length, az / length
+            a = ease(p.easing, 1.0 - nearest / r, p.easing_power)
+            speed = p.min_speed + (p.max_speed - p.min_speed) * a
+        odir[i, 0] = ux
+        odir[i, 1] = uy
+        odir[i, 2] = uz
         out.direction_desire[i] = p.weight_direction * a
-        out.speed[i] = p.min_speed + (p.max_speed - p.min_speed) * a
+        out.speed[i] = speed
         out.speed_desire[i] = p.weight_speed * a
 
 
@@ -114,18 +111,15 @@ def seek(agents, others, neighbors, p, time, dt, out):
                                                    p.angle_power) > 0.0:
                 best = q
                 break
-        if best < 0:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
-            continue
-        a = ease(p.easing, 1.0 - dist[i, best] / r, p.easing_power)
-        odir[i, 0] = unit[i, best, 0]
-        odir[i, 1] = unit[i, best, 1]
-        odir[i, 2] = unit[i, best, 2]
+        # finish: toward the nearest at a closeness-driven speed, or no opinion (all zero); one write below
+        ux = uy = uz = a = speed = 0.0
+        if best >= 0:
+            ux, uy, uz = unit[i, best, 0], unit[i, best, 1], unit[i, best, 2]
+            a = ease(p.easing, 1.0 - dist[i, best] / r, p.easing_power)
+            speed = p.min_speed + (p.max_speed - p.min_speed) * a
+        odir[i, 0] = ux
+        odir[i, 1] = uy
+        odir[i, 2] = uz
         out.direction_desire[i] = p.weight_direction * a
-        out.speed[i] = p.min_speed + (p.max_speed - p.min_speed) * a
+        out.speed[i] = speed
         out.speed_desire[i] = p.weight_speed * a
