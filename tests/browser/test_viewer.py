@@ -111,6 +111,13 @@ def _run_lagoon_to(page, seed: int, first: int, then: int, fire: bool) -> dict:
     page.evaluate(f"() => window.__starling.send({{type: 'step', n: {first}}})")
     page.wait_for_function(f"() => window.__starling.state().step === {first}", timeout=120_000)
     if fire:
+        # Aim from a fixed spot a few metres above the school rather than from wherever the
+        # self-framing camera has drifted to: a shallow shot stops in the water far from the fish.
+        fish = [a["position"] for a in page.evaluate("() => window.__starling.animals('fish')")]
+        centre = [sum(p[i] for p in fish) / len(fish) for i in range(3)]
+        eye = [centre[0] + 4.0, max(centre[1], 0.0) + 14.0, centre[2] + 4.0]
+        page.evaluate(f"() => window.__starling.look({eye}, {centre})")
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         spot = page.evaluate("() => window.__starling.centroid('fish')")
         assert spot, "the fish school should be in view"
         acks = len(_state(page)["acks"])
@@ -118,7 +125,12 @@ def _run_lagoon_to(page, seed: int, first: int, then: int, fire: bool) -> dict:
         page.mouse.click(spot["x"], spot["y"])
         page.keyboard.up("Shift")
         page.wait_for_function(f"() => window.__starling.state().acks.length > {acks}", timeout=10_000)
-        assert _state(page)["acks"][-1]["action"] == "fire"
+        ack = _state(page)["acks"][-1]
+        assert ack["action"] == "fire"
+        impact = (ack.get("result") or {}).get("impact")
+        assert impact is not None, ack
+        miss = sum((a - b) ** 2 for a, b in zip(impact, centre)) ** 0.5
+        assert miss < 10.0, (impact, centre)
     page.evaluate(f"() => window.__starling.send({{type: 'step', n: {then}}})")
     end = first + then
     page.wait_for_function(f"() => window.__starling.state().metricsStep === {end}", timeout=120_000)
