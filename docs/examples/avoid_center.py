@@ -9,6 +9,7 @@ from numba import prange
 from pydantic import Field
 
 import starling
+from starling.steering.per_animal import at
 from starling.steering.shaping import f_q3
 
 
@@ -26,13 +27,14 @@ def avoid_zone(agents, p, time, dt, out):
     """Straight out of the zone; desire weight * f_q3(d / radius) (1 at the centre, 0 at the edge)."""
     pos = agents.position
     for i in prange(pos.shape[0]):
+        radius = at(p.radius, i)  # this animal's radius (a scenario may draw one per animal)
         dx = pos[i, 0] - p.center[0]
         dy = pos[i, 1] - p.center[1]
         dz = pos[i, 2] - p.center[2]
         d = math.sqrt(dx * dx + dy * dy + dz * dz)
         out.speed[i] = 0.0
         out.speed_desire[i] = 0.0
-        if d >= p.radius or d < 1e-9:
+        if d >= radius or d < 1e-9:
             out.direction[i, 0] = 0.0
             out.direction[i, 1] = 0.0
             out.direction[i, 2] = 0.0
@@ -41,4 +43,4 @@ def avoid_zone(agents, p, time, dt, out):
         out.direction[i, 0] = dx / d
         out.direction[i, 1] = dy / d
         out.direction[i, 2] = dz / d
-        out.direction_desire[i] = p.weight_direction * f_q3(d / p.radius, p.power)
+        out.direction_desire[i] = at(p.weight_direction, i) * f_q3(d / radius, at(p.power, i))

@@ -96,7 +96,7 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
         kernel = slot.spec.compiled(parallel)
         out = pipe.results.view(slot.row, n)
         profile[slot.name] = _stats(_timed(
-            lambda: kernel(agents, others, nbrs, slot.kernel_params, 0.0, sim.dt, out), stage_repeats))
+            lambda: kernel(agents, others, nbrs, slot.params_for(pop), 0.0, sim.dt, out), stage_repeats))
     desired = pipe.desired[:n]
     profile["merger"] = _stats(_timed(
         lambda: merge("priority_desire", pipe.results.stacked(n), pop.velocity, pop.forward, desired,

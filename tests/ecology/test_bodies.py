@@ -111,3 +111,41 @@ def test_an_exhausted_shark_slows_to_its_limited_speed_and_recovers_when_calm(bu
 def test_a_tired_shark_accelerates_more_slowly():
     # the acceleration factor follows the same fatigue curve with its own minimum
     assert C.fatigue(np.array([0.0]), 0.5, 0.5) == pytest.approx([0.5])
+
+
+def test_time_at_full_hunger_accumulates_and_resets_when_the_animal_eats():
+    starving = np.float32([0.0, 1.0, 2.0])
+    C.update_starving(starving, np.float32([1.0, 1.0, 0.7]), 0.5)
+    assert starving == pytest.approx([0.5, 1.5, 0.0])
+
+
+STARVING = {
+    "name": "famine", "dt": DT, "seed": 2,
+    "world": {"bounds_min": [-20, -20, -20], "bounds_max": [20, 20, 20]},
+    "species": [{
+        "name": "fish", "count": 12, "spawn": {"center": [0, 0, 0], "radius": 5},
+        # hunger reaches 1 after 0.5 s (start 0.95, +0.1/s); starvation 2 s later
+        "ecology": {"hunger": {"start": 0.95, "rate": 0.1, "starve_after": 2.0}},
+        "behaviors": [{"kind": "wandering"}],
+    }],
+}
+
+
+def test_an_animal_that_stays_starving_dies_of_starvation(build):
+    sim, eco = build(STARVING)
+    fish = sim.population("fish")
+    sim.step(int(round(2.4 / DT)))
+    assert fish.n == 12
+    assert fish.component("starving").max() == pytest.approx(1.9, abs=0.05)
+    sim.step(int(round(0.2 / DT)))
+    assert fish.n == 0
+    assert eco.causes["fish"]["starvation"] == 12
+    assert sim.species_summary("fish")["deaths"] == 12
+
+
+def test_a_negative_starvation_time_is_rejected_with_the_field_named(config_problems):
+    import copy
+
+    data = copy.deepcopy(STARVING)
+    data["species"][0]["ecology"]["hunger"]["starve_after"] = -1.0
+    assert config_problems(data) == ["species.0.ecology.hunger.starve_after: Input should be greater than 0"]

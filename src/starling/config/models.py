@@ -87,6 +87,18 @@ class QueryConfig(StrictModel):
     mode: Literal["knn", "all_in_radius"] = "knn"
     method: Literal["grid", "kdtree", "brute"] = "grid"
 
+    @field_validator("max_distance", "k", "fov_deg", mode="before")
+    @classmethod
+    def _shared(cls, value):
+        if isinstance(value, dict):
+            raise ValueError(SHARED_QUERY)
+        return value
+
+
+#: why a query's numbers cannot be drawn per animal (individual variation)
+SHARED_QUERY = ("a query is shared by every animal of its group, so it takes one number; "
+                "draw the behaviour's own max_distance or fov_deg per animal instead")
+
 
 class MergerConfig(StrictModel):
     """How results are merged (seed 000, ch. 4)."""

@@ -62,6 +62,8 @@ class HungerConfig(StrictModel):
     start: num(ge=0, le=1) = Field(0.5, description="Hunger at spawn (0 full … 1 starving).")
     rate: num(ge=0) = Field(0.01, description="Hunger gained per second, 1/s.")
     satiation: num(ge=0) = Field(1.0, description="Hunger removed per unit of food·nutrition eaten.")
+    starve_after: Optional[num(gt=0)] = Field(
+        None, description="Seconds an animal lives at full hunger (1) before it starves to death (unset: never).")
 
 
 class StaminaConfig(StrictModel):
@@ -131,6 +133,11 @@ def fatigue(energy, fatigue_below, min_factor):
 
 def update_hunger(hunger: np.ndarray, rate, dt: float) -> None:
     hunger[:] = np.clip(hunger + rate * dt, 0.0, 1.0)
+
+
+def update_starving(starving: np.ndarray, hunger: np.ndarray, dt: float) -> None:
+    """Time spent at full hunger: grows while hunger is 1, back to 0 as soon as the animal eats."""
+    starving[:] = np.where(hunger >= 1.0, starving + dt, 0.0)
 
 
 def update_stamina(stamina: np.ndarray, effort, lose, regain, lose_above, regain_below, maximum, dt: float,

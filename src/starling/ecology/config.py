@@ -365,6 +365,14 @@ def _check_events(scenario, events, names: list, has_player: bool) -> list:
 
 def toml_value(value) -> str:
     """``value`` written as a TOML value (the right-hand side of ``--set``)."""
+    import json
+    import re
+
     import tomli_w
 
+    if isinstance(value, dict):  # an inline table, e.g. a distribution { uniform = [0.7, 0.9] }
+        keys = (k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k) for k in value)
+        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in zip(keys, value.values())) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     return tomli_w.dumps({"v": value}).split("=", 1)[1].strip()

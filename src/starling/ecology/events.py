@@ -125,7 +125,7 @@ class SetEvent(_Event):
 
     kind: Literal["set"] = "set"
     path: str = Field(..., min_length=1, description="e.g. species.fish.behaviors.wandering.max_speed")
-    value: Any = Field(..., description="New value (number, boolean, string or list).")
+    value: Any = Field(..., description="New value (number, boolean, string, list, or a table such as a distribution).")
 
 
 class MovePlayerEvent(_Event):

@@ -79,6 +79,8 @@ class SpeciesEco:
                     pop.add_component("stamina", 0.0)
                 if self.eco.age is not None:
                     pop.add_component("age", 0.0)
+                if self.eco.hunger is not None and self.eco.hunger.starve_after is not None:
+                    pop.add_component("starving", 0.0)
         # numbers drawn per animal
         self.sampled: dict = {}
         for section in SAMPLED:
@@ -192,6 +194,8 @@ class SpeciesEco:
             start("food", "nutrition", "nutrition", 1.0)
         for name in ("chew", "threat_memory", "threat_level", "state_time") + EVENT_FLAGS:
             pop.component(name)[rows] = 0.0
+        if pop.has_component("starving"):
+            pop.component("starving")[rows] = 0.0
         if self.brain is not None:
             pop.component("state")[rows] = self.brain.initial
             pop.component("target_speed")[rows] = self.brain.target_speed[self.brain.initial]
@@ -286,7 +290,14 @@ class SpeciesEco:
             C.update_energy(pop.component("energy"), s, self.get("energy", "drain"), self.get("energy", "recovery"),
                             eco.energy.drain_power, dt)
         if eco is not None and eco.hunger is not None:
-            C.update_hunger(pop.component("hunger"), self.get("hunger", "rate"), dt)
+            hunger = pop.component("hunger")
+            C.update_hunger(hunger, self.get("hunger", "rate"), dt)
+            if eco.hunger.starve_after is not None:
+                starving = pop.component("starving")
+                C.update_starving(starving, hunger, dt)
+                starved = np.flatnonzero(starving >= self.get("hunger", "starve_after"))
+                if starved.size:
+                    self.system.kill(self.name, pop.uid[starved], cause="starvation")
         chew = pop.component("chew")
         np.maximum(chew - dt, 0.0, out=chew)
         if eco is not None and eco.stamina is not None:
@@ -970,9 +981,12 @@ class EcologySystem(System):
                     group.include_bits = world.tag_bits(q.tags)
                     group.exclude_bits = world.tag_bits(q.exclude_tags)
                 for b, params in enumerate(getattr(ng, "behaviors", [])):
-                    _refill(group.behaviors[b], params, ng.query, pipeline.max_speed)
+                    pipeline.set_params(group.behaviors[b], params, ng.query)
+            for g, ng in enumerate(getattr(s, "ray_groups", [])):
+                for b, params in enumerate(getattr(ng, "behaviors", [])):
+                    pipeline.set_params(pipeline.ray_groups[g].behaviors[b], params, ng.query)
             for b, params in enumerate(getattr(s, "behaviors", [])):
-                _refill(pipeline.simple[b], params, None, pipeline.max_speed)
+                pipeline.set_params(pipeline.simple[b], params, None)
             pop = world.population(s.name)
             for name, v in s.components.items():
                 if o.components.get(name) != v:
@@ -985,20 +999,3 @@ class EcologySystem(System):
         if getattr(old, "ecology", None) != getattr(new, "ecology", None):
             self.cfg = new.ecology or EcologyConfig()
         sim.scenario = new.model_copy(update={"events": getattr(old, "events", None)})
-
-
-def _refill(slot, params, query, max_speed: float) -> None:
-    """Give a behaviour slot new parameters, filled with the defaults the pipeline fills."""
-    updates = {}
-    if query is not None:
-        if params.max_distance is None:
-            updates["max_distance"] = query.max_distance
-        if params.fov_deg is None:
-            updates["fov_deg"] = query.fov_deg
-    if "max_speed" in type(params).model_fields and getattr(params, "max_speed") is None:
-        updates["max_speed"] = max_speed
-    if updates:
-        params = params.model_copy(update=updates)
-    if params != slot.params:
-        slot.params = params
-        slot.kernel_params = params.kernel_params()

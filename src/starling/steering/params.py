@@ -7,12 +7,15 @@ a misspelled parameter is an error, never silently ignored.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Optional
+from types import UnionType
+from typing import Annotated, Any, ClassVar, Optional, Union, get_args, get_origin
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_serializer, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ..kernel_types import field_encoded_namedtuple, module_getattr
+from .distributions import Distribution, bounds_of, parse_distribution
 
 Weight = Annotated[float, Field(ge=0.0, le=1.0)]
 Vec3 = tuple[float, float, float]
@@ -35,6 +38,12 @@ class BehaviorParams(StrictModel):
     The maximum direction and speed desires a shipped behaviour returns are exactly
     ``weight_direction`` and ``weight_speed``; weights live in [0, 1] because the
     merger's desire budget is 1.
+
+    Every float parameter the kernel reads may be given as a distribution instead of a
+    number (individual variation, :mod:`starling.steering.distributions`): the field
+    then holds the distribution's mean, :attr:`varied` holds the distribution, and the
+    pipeline hands the kernel one drawn value per animal (read with
+    :func:`starling.steering.per_animal.at`).
     """
 
     kind: str
@@ -48,12 +57,118 @@ class BehaviorParams(StrictModel):
     #: per-field converters for values a kernel cannot take as they are (e.g. a name → a code)
     kernel_converters: ClassVar[dict[str, Any]] = {}
 
+    #: pairs ``(low, high, strict)`` of parameters that must stay ordered for every animal's draws
+    ordered: ClassVar[tuple[tuple[str, str, bool], ...]] = ()
+
+    _varied: dict = PrivateAttr(default_factory=dict)
+
+    @classmethod
+    def kernel_field_names(cls) -> tuple[str, ...]:
+        return cls.kernel_fields or tuple(name for name in cls.model_fields if name not in _PIPELINE_FIELDS)
+
+    @classmethod
+    def variable_fields(cls) -> tuple[str, ...]:
+        """The parameters that may be drawn per animal: the kernel's float fields."""
+        cached = cls.__dict__.get("_variable_cache")
+        if cached is None:
+            cached = tuple(
+                name for name in cls.kernel_field_names()
+                if name not in cls.kernel_converters and _is_float(cls.model_fields[name].annotation)
+            )
+            cls._variable_cache = cached
+        return cached
+
+    @property
+    def varied(self) -> dict[str, Distribution]:
+        """The parameters given as distributions, by field name (empty when every animal shares them)."""
+        return self._varied
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _distributions(cls, data, handler):
+        """Take distributions out of the input, validate them against the field's bounds,
+        and leave their means for the ordinary field validation."""
+        if not isinstance(data, dict):
+            return handler(data)
+        varied: dict[str, Distribution] = {}
+        errors = []
+        clean = dict(data)
+        for name in cls.variable_fields():
+            value = clean.get(name)
+            if not isinstance(value, (dict, Distribution)):
+                continue
+            try:
+                d = parse_distribution(value)
+                bounds_of(cls.model_fields[name]).check_distribution(d)
+            except ValueError as exc:
+                errors.append(InitErrorDetails(
+                    type=PydanticCustomError("distribution", "{reason}", {"reason": str(exc)}),
+                    loc=(name,), input=value))
+                continue
+            varied[name] = d
+            clean[name] = d.mean()
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        model = handler(clean)
+        model._varied = varied
+        for low, high, strict in cls.ordered:
+            problem = model._disorder(low, high, strict)
+            if problem:
+                raise ValidationError.from_exception_data(cls.__name__, [InitErrorDetails(
+                    type=PydanticCustomError("order", "{reason}", {"reason": problem}),
+                    loc=(high,), input=data.get(high, getattr(model, high)))])
+        return model
+
+    def span(self, name: str) -> tuple[float, float]:
+        """Smallest and largest value the parameter can take for any animal."""
+        d = self._varied.get(name)
+        if d is not None:
+            return d.support()
+        v = float(getattr(self, name))
+        return v, v
+
+    def _disorder(self, low: str, high: str, strict: bool) -> str:
+        if getattr(self, low) is None or getattr(self, high) is None:
+            return ""
+        top_low = self.span(low)[1]
+        bottom_high = self.span(high)[0]
+        if bottom_high > top_low or (not strict and bottom_high == top_low):
+            return ""
+        relation = "greater than" if strict else "at least"
+        if low in self._varied or high in self._varied:
+            return f"every draw of {high} must be {relation} every draw of {low}"
+        return f"{high} must be {relation} {low}"
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema, handler):
+        """The schema says what validation accepts: each variable field also takes a distribution."""
+        schema = handler(core_schema)
+        target = handler.resolve_ref_schema(schema)
+        dist = handler(Distribution.__pydantic_core_schema__)
+        for name in cls.variable_fields():
+            prop = target.get("properties", {}).get(name)
+            if prop is None:
+                continue
+            keep = {k: prop.pop(k) for k in ("title", "description", "default") if k in prop}
+            target["properties"][name] = {"anyOf": [prop, dist], **keep}
+        return schema
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler):
+        data = handler(self)
+        for name, d in self._varied.items():
+            if name in data:
+                data[name] = d.model_dump(exclude_none=True)
+        return data
+
     def kernel_params(self):
-        """The named tuple the kernel receives: every numeric field, arrays as float64."""
+        """The named tuple the kernel receives: every numeric field, arrays as float64.
+
+        A field given as a distribution appears with its mean; the pipeline replaces it
+        with the animals' draws each step.
+        """
         cls = type(self)
-        names = cls.kernel_fields or tuple(
-            name for name in cls.model_fields if name not in _PIPELINE_FIELDS
-        )
+        names = cls.kernel_field_names()
         tuple_type = _KERNEL_TUPLES.get(cls)
         if tuple_type is None or tuple_type._fields != names:
             # a class named after its fields, rebuildable from the name (see starling.kernel_types)
@@ -100,6 +215,14 @@ class RayBehaviorParams(BehaviorParams):
     )
     distance_power: float = Field(2.0, gt=0, description="Power l of the distance observability f_ip.")
     angle_power: float = Field(2.0, gt=0, description="Power l of the angle observability f_q2.")
+
+
+def _is_float(annotation) -> bool:
+    """``float`` or ``Optional[float]`` (possibly ``Annotated``)."""
+    if annotation is float:
+        return True
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    return get_origin(annotation) in (Union, UnionType) and args == [float]
 
 
 def _to_kernel_value(value: Any):

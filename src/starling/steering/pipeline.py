@@ -56,16 +56,27 @@ RAY_PARALLEL_ROWS = 32_768
 
 @dataclass
 class BehaviorSlot:
-    """A configured behaviour: registry entry, validated params, kernel params, result row."""
+    """A configured behaviour: registry entry, validated params, kernel params, result row.
+
+    ``varied`` pairs each parameter drawn per animal with the population component that
+    holds the draws; the kernel receives those arrays in place of the shared numbers.
+    """
 
     spec: BehaviorSpec
     params: Any
     kernel_params: Any
     row: int
+    varied: tuple = ()
 
     @property
     def name(self) -> str:
         return self.params.label or self.spec.name
+
+    def params_for(self, pop):
+        """The kernel's parameter tuple for this step (per-animal arrays where drawn)."""
+        if not self.varied:
+            return self.kernel_params
+        return self.kernel_params._replace(**{f: pop.component(c) for f, c in self.varied})
 
 
 @dataclass
@@ -131,17 +142,6 @@ def _drop_rows(index, distance, count, self_row, keep):
         count[i] = w
 
 
-def _fill_from_query(params, max_distance: float, fov_deg: float):
-    """Behaviour settings that default to their query's (``max_distance``, ``fov_deg``)."""
-    fields = type(params).model_fields
-    updates = {}
-    if "max_distance" in fields and getattr(params, "max_distance") is None:
-        updates["max_distance"] = max_distance
-    if "fov_deg" in fields and getattr(params, "fov_deg") is None:
-        updates["fov_deg"] = fov_deg
-    return params.model_copy(update=updates) if updates else params
-
-
 class SpeciesPipeline:
     """Builds and runs one species' groups, simple behaviours and merger."""
 
@@ -154,6 +154,8 @@ class SpeciesPipeline:
         self.planar = planar
         self.max_speed = float(max_speed)
         self.merger = species_cfg.merger
+        self.population = world.population(self.name)
+        self._param_rng = world.species_rng(species_index, stream=1)  # per-animal parameter draws
         self.slots: list[BehaviorSlot] = []
         self.groups: list[NeighborGroup] = []
         self.simple: list[BehaviorSlot] = []
@@ -164,15 +166,7 @@ class SpeciesPipeline:
                                      mode=q.mode, method=q.method)
             slots = []
             for params in getattr(gcfg, "behaviors", []):
-                filled = params
-                updates = {}
-                if params.max_distance is None:
-                    updates["max_distance"] = q.max_distance
-                if params.fov_deg is None:
-                    updates["fov_deg"] = q.fov_deg
-                if updates:
-                    filled = params.model_copy(update=updates)
-                slots.append(self._slot(filled, row))
+                slots.append(self._slot(params, row, q))
                 row += 1
             self.groups.append(NeighborGroup(
                 label=gcfg.label or f"group {g}",
@@ -187,12 +181,12 @@ class SpeciesPipeline:
             q = gcfg.query
             slots = []
             for params in getattr(gcfg, "behaviors", []):
-                slots.append(self._slot(_fill_from_query(params, q.max_distance, q.fov_deg), row))
+                slots.append(self._slot(params, row, q))
                 row += 1
             self.ray_groups.append(RayGroup(label=gcfg.label or f"rays {g}", query=q,
                                             pattern=np.ascontiguousarray(q.pattern()), behaviors=slots))
         for params in getattr(species_cfg, "behaviors", []):
-            self.simple.append(self._slot(params, row))
+            self.simple.append(self._slot(params, row, None))
             row += 1
         self.environment = None  # the static environment ray groups cast into (see attach_environment)
         self.results = VelocityResults(row, 0)
@@ -209,14 +203,56 @@ class SpeciesPipeline:
         for group in self.ray_groups:
             group.mask = environment.mask(group.query.layers)
 
-    def _slot(self, params, row: int) -> BehaviorSlot:
-        spec = get_behavior(params.kind)
-        # parameters that default to a property of the species (its mover's top speed)
-        if "max_speed" in type(params).model_fields and getattr(params, "max_speed") is None:
-            params = params.model_copy(update={"max_speed": self.max_speed})
-        slot = BehaviorSlot(spec, params, params.kernel_params(), row)
+    def _fill(self, params, query):
+        """Settings that default to the group's query (``max_distance``, ``fov_deg``) or the mover (``max_speed``)."""
+        fields = type(params).model_fields
+        updates = {}
+        if query is not None:
+            for name in ("max_distance", "fov_deg"):
+                if name in fields and getattr(params, name) is None:
+                    updates[name] = getattr(query, name)
+        if "max_speed" in fields and getattr(params, "max_speed") is None:
+            updates["max_speed"] = self.max_speed
+        return params.model_copy(update=updates) if updates else params
+
+    def _slot(self, params, row: int, query) -> BehaviorSlot:
+        params = self._fill(params, query)
+        slot = BehaviorSlot(get_behavior(params.kind), params, params.kernel_params(), row)
+        self._draw(slot, {})
         self.slots.append(slot)
         return slot
+
+    def set_params(self, slot: BehaviorSlot, params, query) -> None:
+        """Give a behaviour new settings during a run (``query``: its group's, None for a simple one).
+
+        A parameter whose distribution changed is drawn afresh for every animal; one that
+        became a plain number is shared again.
+        """
+        params = self._fill(params, query)
+        if params == slot.params:
+            return
+        old = slot.params.varied
+        slot.params = params
+        slot.kernel_params = params.kernel_params()
+        self._draw(slot, old)
+
+    def _draw(self, slot: BehaviorSlot, old: dict) -> None:
+        """Keep one component per parameter drawn per animal, named ``param_<row>_<field>``."""
+        from .distributions import bounds_of
+
+        pop = self.population
+        fields = type(slot.params).model_fields
+        pairs = []
+        for name, dist in slot.params.varied.items():
+            comp = f"param_{slot.row}_{name}"
+            if old.get(name) != dist:
+                b = bounds_of(fields[name])
+                rng = self._param_rng
+                pop.add_drawn_component(comp, lambda k, d=dist, b=b: d.sample(rng, k, b.lo, b.hi), dist.mean())
+            pairs.append((name, comp))
+        for name in old.keys() - slot.params.varied.keys():
+            pop.drop_draw(f"param_{slot.row}_{name}")
+        slot.varied = tuple(pairs)
 
     # ------------------------------------------------------------------ step
     def compute(self, world: World, time: float, dt: float, *, record: bool = True) -> None:
@@ -234,13 +270,13 @@ class SpeciesPipeline:
         for group in self.groups:
             others, nbrs = self._query(world, pop, group, box, record)
             for slot in group.behaviors:
-                self._run(slot, n, parallel, (agents, others, nbrs, slot.kernel_params, time, dt))
+                self._run(slot, n, parallel, (agents, others, nbrs, slot.params_for(pop), time, dt))
         for group in self.ray_groups:
             hits = self._cast(pop, group, parallel)
             for slot in group.behaviors:
-                self._run(slot, n, parallel, (agents, hits, slot.kernel_params, time, dt))
+                self._run(slot, n, parallel, (agents, hits, slot.params_for(pop), time, dt))
         for slot in self.simple:
-            self._run(slot, n, parallel, (agents, slot.kernel_params, time, dt))
+            self._run(slot, n, parallel, (agents, slot.params_for(pop), time, dt))
         if self.desire_scale is not None:
             scale = self.desire_scale[:, :n]
             self.results.direction_desire[:, :n] *= scale
@@ -382,6 +418,9 @@ class SpeciesPipeline:
                 "speed_desire": float(r.speed_desire[slot.row, i]),
                 "priority": int(slot.params.priority),
                 "enabled": bool(slot.params.enabled),
+                # this animal's own draws of the parameters that vary per animal
+                "drawn": {name: float(self.population.component(comp)[i])
+                          for name, comp in slot.varied if i < self.population.n},
             })
         neighbours = []
         for group in self.groups:

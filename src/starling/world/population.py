@@ -8,7 +8,7 @@ uids never do.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional
 
 import numpy as np
 
@@ -42,6 +42,8 @@ class Population:
         self.n = 0
         self.capacity = 0
         self._component_defaults: dict[str, float] = dict(components or {})
+        # components each newcomer draws for itself (individual variation): name -> draw(k)
+        self._draws: dict[str, Callable[[int], np.ndarray]] = {}
         self._buffers: dict[str, np.ndarray] = {}
         self._allocate(max(int(capacity), 16))
         self._agent_type = agent_tuple_type(self._component_defaults)
@@ -102,6 +104,22 @@ class Population:
         self._buffers[name] = np.full(self.capacity, default, dtype=np.float32)
         self._agent_type = agent_tuple_type(self._component_defaults)
 
+    def add_drawn_component(self, name: str, draw: Callable[[int], np.ndarray], default: float = 0.0) -> None:
+        """Declare a component every animal draws once, when it enters: ``draw(k)`` gives ``k`` values.
+
+        Animals already present draw now; later spawns draw in the order they arrive, so
+        a seeded ``draw`` makes the whole run reproducible. Redeclaring replaces the draw
+        and redraws everyone (a parameter whose distribution changed during the run).
+        """
+        self.add_component(name, default)
+        self._draws[name] = draw
+        if self.n:
+            self._buffers[name][: self.n] = draw(self.n)
+
+    def drop_draw(self, name: str) -> None:
+        """Stop drawing ``name`` for newcomers (the component itself stays)."""
+        self._draws.pop(name, None)
+
     def agents(self):
         """The kernel view: a named tuple of the live rows of every array."""
         n = self.n
@@ -131,6 +149,8 @@ class Population:
         b["tags"][sl] = tags
         for name, default in self._component_defaults.items():
             values = (components or {}).get(name)
+            if values is None and name in self._draws:
+                values = self._draws[name](k)
             b[name][sl] = default if values is None else values
         self.n = start + k
 

@@ -86,9 +86,14 @@ class World:
     def tags(self) -> dict[str, int]:
         return dict(self._tags)
 
-    def species_rng(self, index: int) -> np.random.Generator:
-        """An independent generator per species, derived from the simulation seed."""
-        return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(index,)))
+    def species_rng(self, index: int, stream: int = 0) -> np.random.Generator:
+        """An independent generator per species (and per ``stream`` of it), derived from the simulation seed.
+
+        Stream 0 places the initial animals; other streams serve other draws (stream 1:
+        per-animal behaviour parameters) so adding one never shifts another.
+        """
+        key = (index,) if stream == 0 else (index, stream)
+        return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
 
     @property
     def box(self) -> Optional[np.ndarray]:

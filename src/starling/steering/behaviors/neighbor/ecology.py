@@ -36,6 +36,7 @@ from numba import prange
 from pydantic import Field, field_validator
 
 from ...params import BehaviorParams, NeighborBehaviorParams
+from ...per_animal import at
 from ...registry import behavior
 from ...shaping import ease, easing_code, observability
 
@@ -125,8 +126,6 @@ _MEMORY = ("threat_x", "threat_y", "threat_z", "threat_level", "threat_memory")
 @behavior("chase_food", kind="neighbor", params=ChaseFoodParams, components=_MOUTH)
 def chase_food(agents, others, neighbors, p, time, dt, out):
     """Toward the nutritious, near food seen from the mouth; desires scale with hunger."""
-    r = p.max_distance
-    fov = math.radians(p.fov_deg)
     count = neighbors.count
     index = neighbors.index
     dist = neighbors.distance
@@ -142,6 +141,8 @@ def chase_food(agents, others, neighbors, p, time, dt, out):
     nutrition = others.nutrition
     odir = out.direction
     for i in prange(count.shape[0]):
+        r = at(p.max_distance, i)
+        fov = math.radians(at(p.fov_deg, i))
         h = min(1.0, max(0.0, hunger[i]))
         sx = 0.0
         sy = 0.0
@@ -185,21 +186,19 @@ def chase_food(agents, others, neighbors, p, time, dt, out):
             out.speed[i] = 0.0
             out.speed_desire[i] = 0.0
             continue
-        a = ease(p.easing, best_c, p.easing_power)
-        hf = h ** p.hunger_power if p.hunger_power > 0.0 else 1.0
+        a = ease(p.easing, best_c, at(p.easing_power, i))
+        hf = h ** at(p.hunger_power, i) if at(p.hunger_power, i) > 0.0 else 1.0
         odir[i, 0] = sx / length
         odir[i, 1] = sy / length
         odir[i, 2] = sz / length
-        out.direction_desire[i] = p.weight_direction * hf * a
-        out.speed[i] = p.min_speed + (p.max_speed - p.min_speed) * a
-        out.speed_desire[i] = p.weight_speed * hf * a
+        out.direction_desire[i] = at(p.weight_direction, i) * hf * a
+        out.speed[i] = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
+        out.speed_desire[i] = at(p.weight_speed, i) * hf * a
 
 
 @behavior("avoid_when_eating", kind="neighbor", params=AvoidWhenEatingParams, components=("chew",))
 def avoid_when_eating(agents, others, neighbors, p, time, dt, out):
     """While chewing: away from the closeness-weighted neighbours."""
-    r = p.max_distance
-    fov = math.radians(p.fov_deg)
     count = neighbors.count
     dist = neighbors.distance
     angle = neighbors.angle
@@ -207,6 +206,8 @@ def avoid_when_eating(agents, others, neighbors, p, time, dt, out):
     chew = agents.chew
     odir = out.direction
     for i in prange(count.shape[0]):
+        r = at(p.max_distance, i)
+        fov = math.radians(at(p.fov_deg, i))
         sx = 0.0
         sy = 0.0
         sz = 0.0
@@ -234,15 +235,14 @@ def avoid_when_eating(agents, others, neighbors, p, time, dt, out):
         odir[i, 0] = sx / length
         odir[i, 1] = sy / length
         odir[i, 2] = sz / length
-        out.direction_desire[i] = p.weight_direction * a
-        out.speed[i] = p.max_speed
-        out.speed_desire[i] = p.weight_speed * a
+        out.direction_desire[i] = at(p.weight_direction, i) * a
+        out.speed[i] = at(p.max_speed, i)
+        out.speed_desire[i] = at(p.weight_speed, i) * a
 
 
 @behavior("avoid_sound", kind="neighbor", params=AvoidSoundParams)
 def avoid_sound(agents, others, neighbors, p, time, dt, out):
     """Away from the loudness- and closeness-weighted sounds that reached the animal."""
-    r = p.max_distance
     count = neighbors.count
     index = neighbors.index
     dist = neighbors.distance
@@ -251,6 +251,7 @@ def avoid_sound(agents, others, neighbors, p, time, dt, out):
     radius = others.sound_radius
     odir = out.direction
     for i in prange(count.shape[0]):
+        r = at(p.max_distance, i)
         sx = 0.0
         sy = 0.0
         sz = 0.0
@@ -280,16 +281,14 @@ def avoid_sound(agents, others, neighbors, p, time, dt, out):
         odir[i, 0] = sx / length
         odir[i, 1] = sy / length
         odir[i, 2] = sz / length
-        out.direction_desire[i] = p.weight_direction * a
-        out.speed[i] = p.max_speed
-        out.speed_desire[i] = p.weight_speed * a
+        out.direction_desire[i] = at(p.weight_direction, i) * a
+        out.speed[i] = at(p.max_speed, i)
+        out.speed_desire[i] = at(p.weight_speed, i) * a
 
 
 @behavior("get_pushed", kind="neighbor", params=GetPushedParams)
 def get_pushed(agents, others, neighbors, p, time, dt, out):
     """Away from faster neighbours in the cone behind, at their mean speed."""
-    r = p.max_distance
-    half = 0.5 * math.radians(p.push_angle_deg)
     count = neighbors.count
     index = neighbors.index
     dist = neighbors.distance
@@ -299,6 +298,8 @@ def get_pushed(agents, others, neighbors, p, time, dt, out):
     ovel = others.velocity
     odir = out.direction
     for i in prange(count.shape[0]):
+        r = at(p.max_distance, i)
+        half = 0.5 * math.radians(at(p.push_angle_deg, i))
         vx = vel[i, 0]
         vy = vel[i, 1]
         vz = vel[i, 2]
@@ -349,15 +350,14 @@ def get_pushed(agents, others, neighbors, p, time, dt, out):
         odir[i, 0] = sx / length
         odir[i, 1] = sy / length
         odir[i, 2] = sz / length
-        out.direction_desire[i] = p.weight_direction * a
+        out.direction_desire[i] = at(p.weight_direction, i) * a
         out.speed[i] = sv / sw
-        out.speed_desire[i] = p.weight_speed * a
+        out.speed_desire[i] = at(p.weight_speed, i) * a
 
 
 @behavior("avoid_player", kind="neighbor", params=AvoidPlayerParams)
 def avoid_player(agents, others, neighbors, p, time, dt, out):
     """Away from the player within a radius that shrinks while the player stands still."""
-    r = p.max_distance
     count = neighbors.count
     index = neighbors.index
     dist = neighbors.distance
@@ -365,14 +365,15 @@ def avoid_player(agents, others, neighbors, p, time, dt, out):
     still = others.still_time
     odir = out.direction
     for i in prange(count.shape[0]):
+        r = at(p.max_distance, i)
         sx = 0.0
         sy = 0.0
         sz = 0.0
         best = 0.0
         for q in range(count[i]):
             j = index[i, q]
-            f = min(1.0, max(0.0, still[j]) / p.shrink_time)
-            reff = r * (1.0 - (1.0 - p.still_radius_factor) * f)
+            f = min(1.0, max(0.0, still[j]) / at(p.shrink_time, i))
+            reff = r * (1.0 - (1.0 - at(p.still_radius_factor, i)) * f)
             d = dist[i, q]
             if d >= reff or reff <= 0.0:
                 continue
@@ -390,20 +391,18 @@ def avoid_player(agents, others, neighbors, p, time, dt, out):
             out.speed[i] = 0.0
             out.speed_desire[i] = 0.0
             continue
-        a = ease(p.easing, best, p.easing_power)
+        a = ease(p.easing, best, at(p.easing_power, i))
         odir[i, 0] = sx / length
         odir[i, 1] = sy / length
         odir[i, 2] = sz / length
-        out.direction_desire[i] = p.weight_direction * a
-        out.speed[i] = p.min_speed + (p.max_speed - p.min_speed) * a
-        out.speed_desire[i] = p.weight_speed * a
+        out.direction_desire[i] = at(p.weight_direction, i) * a
+        out.speed[i] = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
+        out.speed_desire[i] = at(p.weight_speed, i) * a
 
 
 @behavior("flee_memory", kind="neighbor", params=FleeMemoryParams, components=_MEMORY)
 def flee_memory(agents, others, neighbors, p, time, dt, out):
     """Flee the visible threats; with none in sight, flee where one was last seen while it is remembered."""
-    r = p.max_distance
-    fov = math.radians(p.fov_deg)
     count = neighbors.count
     dist = neighbors.distance
     angle = neighbors.angle
@@ -416,6 +415,8 @@ def flee_memory(agents, others, neighbors, p, time, dt, out):
     memory = agents.threat_memory
     odir = out.direction
     for i in prange(count.shape[0]):
+        r = at(p.max_distance, i)
+        fov = math.radians(at(p.fov_deg, i))
         ax = 0.0
         ay = 0.0
         az = 0.0
@@ -423,7 +424,7 @@ def flee_memory(agents, others, neighbors, p, time, dt, out):
         seen = False
         for q in range(count[i]):
             d = dist[i, q]
-            o = observability(d, angle[i, q], r, fov, p.distance_power, p.angle_power)
+            o = observability(d, angle[i, q], r, fov, at(p.distance_power, i), at(p.angle_power, i))
             if o <= 0.0:
                 continue
             seen = True
@@ -433,12 +434,12 @@ def flee_memory(agents, others, neighbors, p, time, dt, out):
             az -= o * unit[i, q, 2]
         a = 0.0
         if seen:
-            a = ease(p.easing, 1.0 - nearest / r, p.easing_power)
+            a = ease(p.easing, 1.0 - nearest / r, at(p.easing_power, i))
         elif memory[i] > 0.0:
             ax = pos[i, 0] - tx[i]
             ay = pos[i, 1] - ty[i]
             az = pos[i, 2] - tz[i]
-            a = ease(p.easing, min(1.0, max(0.0, level[i])), p.easing_power) * min(1.0, memory[i])
+            a = ease(p.easing, min(1.0, max(0.0, level[i])), at(p.easing_power, i)) * min(1.0, memory[i])
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if a <= 0.0 or length < 1e-9:
             odir[i, 0] = 0.0
@@ -451,9 +452,9 @@ def flee_memory(agents, others, neighbors, p, time, dt, out):
         odir[i, 0] = ax / length
         odir[i, 1] = ay / length
         odir[i, 2] = az / length
-        out.direction_desire[i] = p.weight_direction * a
-        out.speed[i] = p.min_speed + (p.max_speed - p.min_speed) * a
-        out.speed_desire[i] = p.weight_speed * a
+        out.direction_desire[i] = at(p.weight_direction, i) * a
+        out.speed[i] = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
+        out.speed_desire[i] = at(p.weight_speed, i) * a
 
 
 @behavior("cruise", kind="simple", params=CruiseParams, components=("target_speed",))
@@ -468,7 +469,7 @@ def cruise(agents, p, time, dt, out):
         out.direction_desire[i] = 0.0
         if target[i] >= 0.0:
             out.speed[i] = target[i]
-            out.speed_desire[i] = p.weight_speed
+            out.speed_desire[i] = at(p.weight_speed, i)
         else:
             out.speed[i] = 0.0
             out.speed_desire[i] = 0.0

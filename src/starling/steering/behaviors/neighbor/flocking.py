@@ -9,6 +9,7 @@ behaviour's maximum desire is its weight whatever the number of neighbours or ra
 
 The per-pair distance, angle and direction come precomputed from the group
 (``neighbors.distance``/``angle``/``direction``), shared by every behaviour of the group.
+Every parameter is read per animal with ``at(p.field, i)`` (it may be drawn per animal).
 """
 import math
 from typing import Literal, Optional
@@ -17,6 +18,7 @@ from numba import prange
 from pydantic import Field
 
 from ...params import NeighborBehaviorParams
+from ...per_animal import at
 from ...registry import behavior
 from ...shaping import f_q1, f_sep, observability
 from ...vecmath import fast_acos
@@ -33,21 +35,23 @@ class CohesionParams(NeighborBehaviorParams):
 @behavior("cohesion", kind="neighbor", params=CohesionParams)
 def cohesion(agents, others, neighbors, p, time, dt, out):
     """dir = â, des = w f_q1(|a| / r) with a the offset to the weighted centroid (6.9–6.10)."""
-    r = p.max_distance
-    fov = math.radians(p.fov_deg)
     count = neighbors.count
     dist = neighbors.distance
     angle = neighbors.angle
     unit = neighbors.direction
     odir = out.direction
     for i in prange(count.shape[0]):
+        r = at(p.max_distance, i)
+        fov = math.radians(at(p.fov_deg, i))
+        dpow = at(p.distance_power, i)
+        apow = at(p.angle_power, i)
         sw = 0.0
         ax = 0.0
         ay = 0.0
         az = 0.0
         for q in range(count[i]):
             d = dist[i, q]
-            o = observability(d, angle[i, q], r, fov, p.distance_power, p.angle_power)
+            o = observability(d, angle[i, q], r, fov, dpow, apow)
             sw += o
             od = o * d
             ax += od * unit[i, q, 0]
@@ -62,7 +66,7 @@ def cohesion(agents, others, neighbors, p, time, dt, out):
             length = math.sqrt(ax * ax + ay * ay + az * az)
             if length >= 1e-9:
                 ux, uy, uz = ax / length, ay / length, az / length
-                desire = p.weight_direction * f_q1(length / r, p.activation_power)
+                desire = at(p.weight_direction, i) * f_q1(length / r, at(p.activation_power, i))
         odir[i, 0] = ux
         odir[i, 1] = uy
         odir[i, 2] = uz
@@ -84,8 +88,6 @@ class AlignmentParams(NeighborBehaviorParams):
 @behavior("alignment", kind="neighbor", params=AlignmentParams)
 def alignment(agents, others, neighbors, p, time, dt, out):
     """dir = Σ o v̂_j normalised, spd = Σ o |v_j| / Σ o (6.11–6.12)."""
-    r = p.max_distance
-    fov = math.radians(p.fov_deg)
     count = neighbors.count
     index = neighbors.index
     dist = neighbors.distance
@@ -95,13 +97,17 @@ def alignment(agents, others, neighbors, p, time, dt, out):
     afwd = agents.forward
     odir = out.direction
     for i in prange(count.shape[0]):
+        r = at(p.max_distance, i)
+        fov = math.radians(at(p.fov_deg, i))
+        dpow = at(p.distance_power, i)
+        apow = at(p.angle_power, i)
         sw = 0.0
         ax = 0.0
         ay = 0.0
         az = 0.0
         sb = 0.0
         for q in range(count[i]):
-            o = observability(dist[i, q], angle[i, q], r, fov, p.distance_power, p.angle_power)
+            o = observability(dist[i, q], angle[i, q], r, fov, dpow, apow)
             if o <= 0.0:
                 continue
             j = index[i, q]
@@ -125,7 +131,8 @@ def alignment(agents, others, neighbors, p, time, dt, out):
             cvy = avel[i, 1]
             cvz = avel[i, 2]
             cs = math.sqrt(cvx * cvx + cvy * cvy + cvz * cvz)
-            speed_desire = p.weight_speed * f_q1(min(1.0, abs(b - cs) / p.max_speed), p.activation_power)
+            speed_desire = at(p.weight_speed, i) * f_q1(min(1.0, abs(b - cs) / at(p.max_speed, i)),
+                                                        at(p.activation_power, i))
         if sw > 0.0 and length >= 1e-9:
             ux = ax / length
             uy = ay / length
@@ -140,7 +147,7 @@ def alignment(agents, others, neighbors, p, time, dt, out):
             theta = 0.0
             if hs > 1e-9:
                 theta = fast_acos((hx * ux + hy * uy + hz * uz) / hs)
-            desire = p.weight_direction * f_q1(theta / math.pi, p.activation_power)
+            desire = at(p.weight_direction, i) * f_q1(theta / math.pi, at(p.activation_power, i))
         odir[i, 0] = ux
         odir[i, 1] = uy
         odir[i, 2] = uz
@@ -161,20 +168,22 @@ class SeparationParams(NeighborBehaviorParams):
 @behavior("separation", kind="neighbor", params=SeparationParams)
 def separation(agents, others, neighbors, p, time, dt, out):
     """dir = Σ o (p_c − p_j)/|p_c − p_j| normalised, des = w f_sep(max o) (6.13–6.14)."""
-    r = p.max_distance
-    fov = math.radians(p.fov_deg)
     count = neighbors.count
     dist = neighbors.distance
     angle = neighbors.angle
     unit = neighbors.direction
     odir = out.direction
     for i in prange(count.shape[0]):
+        r = at(p.max_distance, i)
+        fov = math.radians(at(p.fov_deg, i))
+        dpow = at(p.distance_power, i)
+        apow = at(p.angle_power, i)
         u = 0.0
         ax = 0.0
         ay = 0.0
         az = 0.0
         for q in range(count[i]):
-            o = observability(dist[i, q], angle[i, q], r, fov, p.distance_power, p.angle_power)
+            o = observability(dist[i, q], angle[i, q], r, fov, dpow, apow)
             if o <= 0.0:
                 continue
             if o > u:
@@ -187,7 +196,7 @@ def separation(agents, others, neighbors, p, time, dt, out):
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if u > 0.0 and length >= 1e-9:
             ux, uy, uz = ax / length, ay / length, az / length
-            desire = p.weight_direction * f_sep(u, p.sep_k, p.sep_power)
+            desire = at(p.weight_direction, i) * f_sep(u, at(p.sep_k, i), at(p.sep_power, i))
         odir[i, 0] = ux
         odir[i, 1] = uy
         odir[i, 2] = uz

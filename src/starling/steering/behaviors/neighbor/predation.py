@@ -17,6 +17,7 @@ from numba import prange
 from pydantic import Field, field_validator
 
 from ...params import NeighborBehaviorParams
+from ...per_animal import at
 from ...registry import behavior
 from ...shaping import ease, easing_code, observability
 
@@ -55,14 +56,14 @@ class SeekParams(_ReactionParams):
 @behavior("flee", kind="neighbor", params=FleeParams)
 def flee(agents, others, neighbors, p, time, dt, out):
     """Away from the observability-weighted threats; all desires grow with closeness."""
-    r = p.max_distance
-    fov = math.radians(p.fov_deg)
     count = neighbors.count
     dist = neighbors.distance
     angle = neighbors.angle
     unit = neighbors.direction
     odir = out.direction
     for i in prange(count.shape[0]):
+        r = at(p.max_distance, i)
+        fov = math.radians(at(p.fov_deg, i))
         ax = 0.0
         ay = 0.0
         az = 0.0
@@ -70,7 +71,7 @@ def flee(agents, others, neighbors, p, time, dt, out):
         seen = False
         for q in range(count[i]):
             d = dist[i, q]
-            o = observability(d, angle[i, q], r, fov, p.distance_power, p.angle_power)
+            o = observability(d, angle[i, q], r, fov, at(p.distance_power, i), at(p.angle_power, i))
             if o <= 0.0:
                 continue
             seen = True
@@ -83,43 +84,43 @@ def flee(agents, others, neighbors, p, time, dt, out):
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if seen and length >= 1e-9:
             ux, uy, uz = ax / length, ay / length, az / length
-            a = ease(p.easing, 1.0 - nearest / r, p.easing_power)
-            speed = p.min_speed + (p.max_speed - p.min_speed) * a
+            a = ease(p.easing, 1.0 - nearest / r, at(p.easing_power, i))
+            speed = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
         odir[i, 0] = ux
         odir[i, 1] = uy
         odir[i, 2] = uz
-        out.direction_desire[i] = p.weight_direction * a
+        out.direction_desire[i] = at(p.weight_direction, i) * a
         out.speed[i] = speed
-        out.speed_desire[i] = p.weight_speed * a
+        out.speed_desire[i] = at(p.weight_speed, i) * a
 
 
 @behavior("seek", kind="neighbor", params=SeekParams)
 def seek(agents, others, neighbors, p, time, dt, out):
     """Toward the nearest visible neighbour; all desires grow with closeness."""
-    r = p.max_distance
-    fov = math.radians(p.fov_deg)
     count = neighbors.count
     dist = neighbors.distance
     angle = neighbors.angle
     unit = neighbors.direction
     odir = out.direction
     for i in prange(count.shape[0]):
+        r = at(p.max_distance, i)
+        fov = math.radians(at(p.fov_deg, i))
         best = -1
         for q in range(count[i]):
             # rows are sorted by distance: the first visible one is the nearest
-            if dist[i, q] > 1e-9 and observability(dist[i, q], angle[i, q], r, fov, p.distance_power,
-                                                   p.angle_power) > 0.0:
+            if dist[i, q] > 1e-9 and observability(dist[i, q], angle[i, q], r, fov, at(p.distance_power, i),
+                                                   at(p.angle_power, i)) > 0.0:
                 best = q
                 break
         # finish: toward the nearest at a closeness-driven speed, or no opinion (all zero); one write below
         ux = uy = uz = a = speed = 0.0
         if best >= 0:
             ux, uy, uz = unit[i, best, 0], unit[i, best, 1], unit[i, best, 2]
-            a = ease(p.easing, 1.0 - dist[i, best] / r, p.easing_power)
-            speed = p.min_speed + (p.max_speed - p.min_speed) * a
+            a = ease(p.easing, 1.0 - dist[i, best] / r, at(p.easing_power, i))
+            speed = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
         odir[i, 0] = ux
         odir[i, 1] = uy
         odir[i, 2] = uz
-        out.direction_desire[i] = p.weight_direction * a
+        out.direction_desire[i] = at(p.weight_direction, i) * a
         out.speed[i] = speed
-        out.speed_desire[i] = p.weight_speed * a
+        out.speed_desire[i] = at(p.weight_speed, i) * a

@@ -24,6 +24,7 @@ from numba import prange
 from pydantic import Field
 
 from ...params import RayBehaviorParams
+from ...per_animal import at
 from ...registry import behavior
 from ...shaping import f_q1, f_sep, observability
 from ...vecmath import fast_acos
@@ -41,8 +42,6 @@ class EnvironmentAvoidanceParams(RayBehaviorParams):
 @behavior("environment_avoidance", kind="ray", params=EnvironmentAvoidanceParams)
 def environment_avoidance(agents, hits, p, time, dt, out):
     """dir = Σ o·n̂ normalised, des = w f_sep(max o) (7.1–7.2)."""
-    r = p.max_distance
-    fov = math.radians(p.fov_deg)
     hit = hits.hit
     dist = hits.distance
     nrm = hits.normal
@@ -51,6 +50,8 @@ def environment_avoidance(agents, hits, p, time, dt, out):
     odir = out.direction
     rays = hit.shape[1]
     for i in prange(hit.shape[0]):
+        r = at(p.max_distance, i)
+        fov = math.radians(at(p.fov_deg, i))
         fx = fwd[i, 0]
         fy = fwd[i, 1]
         fz = fwd[i, 2]
@@ -69,7 +70,7 @@ def environment_avoidance(agents, hits, p, time, dt, out):
             angle = 0.0
             if fl > 1e-9:
                 angle = fast_acos(ray[i, q, 0] * fx + ray[i, q, 1] * fy + ray[i, q, 2] * fz)
-            o = observability(dist[i, q], angle, r, fov, p.distance_power, p.angle_power)
+            o = observability(dist[i, q], angle, r, fov, at(p.distance_power, i), at(p.angle_power, i))
             if o <= 0.0:
                 continue
             if o > u:
@@ -87,7 +88,7 @@ def environment_avoidance(agents, hits, p, time, dt, out):
             odir[i, 0] = ax / length
             odir[i, 1] = ay / length
             odir[i, 2] = az / length
-            out.direction_desire[i] = p.weight_direction * f_sep(u, p.sep_k, p.sep_power)
+            out.direction_desire[i] = at(p.weight_direction, i) * f_sep(u, at(p.sep_k, i), at(p.sep_power, i))
         out.speed[i] = 0.0
         out.speed_desire[i] = 0.0
 
@@ -107,10 +108,7 @@ class AvoidVerticalsParams(RayBehaviorParams):
 @behavior("avoid_verticals", kind="ray", params=AvoidVerticalsParams)
 def avoid_verticals(agents, hits, p, time, dt, out):
     """Like environment avoidance with normals projected on the x–z plane (9.5.4)."""
-    r = p.max_distance
-    fov = math.radians(p.fov_deg)
     # a surface's slope is the angle of its normal from vertical: tan(slope) = |n_xz| / |n_y|
-    tan_min = math.tan(math.radians(p.min_slope_deg))
     hit = hits.hit
     dist = hits.distance
     nrm = hits.normal
@@ -119,6 +117,9 @@ def avoid_verticals(agents, hits, p, time, dt, out):
     odir = out.direction
     rays = hit.shape[1]
     for i in prange(hit.shape[0]):
+        r = at(p.max_distance, i)
+        fov = math.radians(at(p.fov_deg, i))
+        tan_min = math.tan(math.radians(at(p.min_slope_deg, i)))
         fx = fwd[i, 0]
         fy = fwd[i, 1]
         fz = fwd[i, 2]
@@ -141,7 +142,7 @@ def avoid_verticals(agents, hits, p, time, dt, out):
             angle = 0.0
             if fl > 1e-9:
                 angle = fast_acos(ray[i, q, 0] * fx + ray[i, q, 1] * fy + ray[i, q, 2] * fz)
-            o = observability(dist[i, q], angle, r, fov, p.distance_power, p.angle_power)
+            o = observability(dist[i, q], angle, r, fov, at(p.distance_power, i), at(p.angle_power, i))
             if o <= 0.0:
                 continue
             if o > u:
@@ -158,7 +159,7 @@ def avoid_verticals(agents, hits, p, time, dt, out):
             odir[i, 0] = ax / length
             odir[i, 1] = 0.0
             odir[i, 2] = az / length
-            out.direction_desire[i] = p.weight_direction * f_sep(u, p.sep_k, p.sep_power)
+            out.direction_desire[i] = at(p.weight_direction, i) * f_sep(u, at(p.sep_k, i), at(p.sep_power, i))
         out.speed[i] = 0.0
         out.speed_desire[i] = 0.0
 
@@ -174,12 +175,12 @@ class AvoidGroundParams(RayBehaviorParams):
 @behavior("avoid_ground", kind="ray", params=AvoidGroundParams)
 def avoid_ground(agents, hits, p, time, dt, out):
     """dir = up, des = w f_q1(1 − d_min / r) over the group's hits (9.5.4)."""
-    r = p.max_distance
     hit = hits.hit
     dist = hits.distance
     odir = out.direction
     rays = hit.shape[1]
     for i in prange(hit.shape[0]):
+        r = at(p.max_distance, i)
         nearest = r
         found = False
         for q in range(rays):
@@ -190,7 +191,7 @@ def avoid_ground(agents, hits, p, time, dt, out):
         odir[i, 2] = 0.0
         if found:
             odir[i, 1] = 1.0
-            out.direction_desire[i] = p.weight_direction * f_q1(1.0 - nearest / r, p.power)
+            out.direction_desire[i] = at(p.weight_direction, i) * f_q1(1.0 - nearest / r, at(p.power, i))
         else:
             odir[i, 1] = 0.0
             out.direction_desire[i] = 0.0

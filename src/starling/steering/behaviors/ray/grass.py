@@ -20,6 +20,7 @@ from numba import prange
 from pydantic import Field, field_validator
 
 from ...params import RayBehaviorParams
+from ...per_animal import at
 from ...registry import behavior
 from ...shaping import ease, easing_code
 
@@ -49,7 +50,6 @@ class FindGrassParams(RayBehaviorParams):
 @behavior("find_grass", kind="ray", params=FindGrassParams, components=("hunger",))
 def find_grass(agents, hits, p, time, dt, out):
     """Slow down on grass when hungry; otherwise head for the nearest grass the rays see."""
-    r = p.max_distance
     hit = hits.hit
     dist = hits.distance
     point = hits.point
@@ -58,6 +58,7 @@ def find_grass(agents, hits, p, time, dt, out):
     odir = out.direction
     rays = hit.shape[1]
     for i in prange(hit.shape[0]):
+        r = at(p.max_distance, i)
         h = min(1.0, max(0.0, hunger[i]))
         px = pos[i, 0]
         pz = pos[i, 2]
@@ -71,7 +72,7 @@ def find_grass(agents, hits, p, time, dt, out):
             dx = point[i, q, 0] - px
             dz = point[i, q, 2] - pz
             hd = math.sqrt(dx * dx + dz * dz)
-            if hd <= p.eat_radius:
+            if hd <= at(p.eat_radius, i):
                 on = True
             elif dist[i, q] < best and dist[i, q] < r:
                 best = dist[i, q]
@@ -83,13 +84,13 @@ def find_grass(agents, hits, p, time, dt, out):
         out.direction_desire[i] = 0.0
         out.speed[i] = 0.0
         out.speed_desire[i] = 0.0
-        if h < p.min_hunger or h <= 0.0:
+        if h < at(p.min_hunger, i) or h <= 0.0:
             continue
-        hf = h ** p.hunger_power if p.hunger_power > 0.0 else 1.0
+        hf = h ** at(p.hunger_power, i) if at(p.hunger_power, i) > 0.0 else 1.0
         if on:
-            out.speed[i] = p.eat_speed
-            out.speed_desire[i] = p.weight_speed * hf
+            out.speed[i] = at(p.eat_speed, i)
+            out.speed_desire[i] = at(p.weight_speed, i) * hf
         elif best < math.inf:
             odir[i, 0] = bx
             odir[i, 2] = bz
-            out.direction_desire[i] = p.weight_direction * hf * ease(p.easing, 1.0 - best / r, p.easing_power)
+            out.direction_desire[i] = at(p.weight_direction, i) * hf * ease(p.easing, 1.0 - best / r, at(p.easing_power, i))

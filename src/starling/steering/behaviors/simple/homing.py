@@ -12,6 +12,7 @@ from numba import prange
 from pydantic import Field, model_validator
 
 from ...params import BehaviorParams, StrictModel, Vec3
+from ...per_animal import at
 from ...registry import behavior
 from ...shaping import f_q1, remap_input
 
@@ -25,11 +26,7 @@ class HomingParams(BehaviorParams):
     max_radius: float = Field(50.0, gt=0, description="At this distance the pull is the full weight, m.")
     power: float = Field(2.0, gt=0, description="Power l of the f_q1 activation.")
 
-    @model_validator(mode="after")
-    def _radii_ordered(self):
-        if self.max_radius <= self.min_radius:
-            raise ValueError("max_radius must be greater than min_radius")
-        return self
+    ordered = (("min_radius", "max_radius", True),)
 
 
 @behavior("homing", kind="simple", params=HomingParams)
@@ -52,8 +49,8 @@ def homing(agents, p, time, dt, out):
         out.direction[i, 0] = ax / dist
         out.direction[i, 1] = ay / dist
         out.direction[i, 2] = az / dist
-        out.direction_desire[i] = p.weight_direction * f_q1(
-            remap_input(dist, p.min_radius, p.max_radius), p.power
+        out.direction_desire[i] = at(p.weight_direction, i) * f_q1(
+            remap_input(dist, at(p.min_radius, i), at(p.max_radius, i)), at(p.power, i)
         )
 
 
@@ -131,6 +128,6 @@ def multi_homing(agents, p, time, dt, out):
         out.direction[i, 0] = ax / dist
         out.direction[i, 1] = ay / dist
         out.direction[i, 2] = az / dist
-        out.direction_desire[i] = p.weight_direction * f_q1(
-            remap_input(dist, homes[best, 3], homes[best, 4]), p.power
+        out.direction_desire[i] = at(p.weight_direction, i) * f_q1(
+            remap_input(dist, homes[best, 3], homes[best, 4]), at(p.power, i)
         )

@@ -13,9 +13,10 @@ import math
 from typing import Literal
 
 from numba import prange
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from ...params import BehaviorParams
+from ...per_animal import at
 from ...registry import behavior
 from ...shaping import f_q1, remap_input
 
@@ -37,9 +38,9 @@ def go_forward(agents, p, time, dt, out):
         out.direction[i, 0] = fwd[i, 0]
         out.direction[i, 1] = fwd[i, 1]
         out.direction[i, 2] = fwd[i, 2]
-        out.direction_desire[i] = p.weight_direction
-        out.speed[i] = p.speed
-        out.speed_desire[i] = p.weight_speed
+        out.direction_desire[i] = at(p.weight_direction, i)
+        out.speed[i] = at(p.speed, i)
+        out.speed_desire[i] = at(p.weight_speed, i)
 
 
 class AlignUpParams(BehaviorParams):
@@ -72,7 +73,7 @@ def align_up(agents, p, time, dt, out):
         out.direction[i, 1] = 0.0
         out.direction[i, 2] = fz / horizontal
         pitch = abs(math.atan2(fy, horizontal))
-        out.direction_desire[i] = p.weight_direction * f_q1(pitch / (0.5 * math.pi), p.power)
+        out.direction_desire[i] = at(p.weight_direction, i) * f_q1(pitch / (0.5 * math.pi), at(p.power, i))
 
 
 class KeepHeightParams(BehaviorParams):
@@ -85,11 +86,7 @@ class KeepHeightParams(BehaviorParams):
     margin: float = Field(5.0, gt=0, description="Distance outside the band at which the desire is full, m.")
     power: float = Field(2.0, gt=0, description="Power l of the f_q1 activation.")
 
-    @model_validator(mode="after")
-    def _band_ordered(self):
-        if self.max_height < self.min_height:
-            raise ValueError("max_height must be at least min_height")
-        return self
+    ordered = (("min_height", "max_height", False),)
 
 
 @behavior("keep_height", kind="simple", params=KeepHeightParams)
@@ -102,15 +99,15 @@ def keep_height(agents, p, time, dt, out):
         out.direction[i, 2] = 0.0
         out.speed[i] = 0.0
         out.speed_desire[i] = 0.0
-        if y < p.min_height:
+        if y < at(p.min_height, i):
             out.direction[i, 1] = 1.0
-            out.direction_desire[i] = p.weight_direction * f_q1(
-                remap_input(p.min_height - y, 0.0, p.margin), p.power
+            out.direction_desire[i] = at(p.weight_direction, i) * f_q1(
+                remap_input(at(p.min_height, i) - y, 0.0, at(p.margin, i)), at(p.power, i)
             )
-        elif y > p.max_height:
+        elif y > at(p.max_height, i):
             out.direction[i, 1] = -1.0
-            out.direction_desire[i] = p.weight_direction * f_q1(
-                remap_input(y - p.max_height, 0.0, p.margin), p.power
+            out.direction_desire[i] = at(p.weight_direction, i) * f_q1(
+                remap_input(y - at(p.max_height, i), 0.0, at(p.margin, i)), at(p.power, i)
             )
         else:
             out.direction[i, 1] = 0.0

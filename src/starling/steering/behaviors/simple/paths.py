@@ -12,6 +12,7 @@ from numba import njit, prange
 from pydantic import Field, field_validator
 
 from ...params import BehaviorParams
+from ...per_animal import at
 from ...registry import behavior
 
 
@@ -111,17 +112,17 @@ def follow_path(agents, p, time, dt, out):
         y = pos[i, 1]
         z = pos[i, 2]
         seg, t = _closest_on_path(pts, p.loop, x, y, z)
-        seg, t, ended = _advance(pts, p.loop, seg, t, p.lookahead)
+        seg, t, ended = _advance(pts, p.loop, seg, t, at(p.lookahead, i))
         tx, ty, tz = _point_at(pts, p.loop, seg, t)
         dx = tx - x
         dy = ty - y
         dz = tz - z
         d = math.sqrt(dx * dx + dy * dy + dz * dz)
-        speed = p.speed
+        speed = at(p.speed, i)
         if not p.loop:
             to_end = math.sqrt((last[0] - x) ** 2 + (last[1] - y) ** 2 + (last[2] - z) ** 2)
-            if to_end < p.arrival_radius:
-                speed = p.speed * to_end / p.arrival_radius
+            if to_end < at(p.arrival_radius, i):
+                speed = at(p.speed, i) * to_end / at(p.arrival_radius, i)
         if d < 1e-9:
             out.direction[i, 0] = 0.0
             out.direction[i, 1] = 0.0
@@ -131,6 +132,6 @@ def follow_path(agents, p, time, dt, out):
             out.direction[i, 0] = dx / d
             out.direction[i, 1] = dy / d
             out.direction[i, 2] = dz / d
-            out.direction_desire[i] = p.weight_direction
+            out.direction_desire[i] = at(p.weight_direction, i)
         out.speed[i] = speed
-        out.speed_desire[i] = p.weight_speed
+        out.speed_desire[i] = at(p.weight_speed, i)

@@ -14,10 +14,11 @@ import math
 from typing import Literal
 
 from numba import prange
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from ...noise import uniform_noise
 from ...params import BehaviorParams
+from ...per_animal import at
 from ...registry import behavior
 
 
@@ -34,27 +35,23 @@ class WanderingParams(BehaviorParams):
     speed_frequency: float = Field(0.1, ge=0, description="Rate of speed change, 1/s.")
     max_pitch_deg: float = Field(20.0, ge=0, le=90, description="Largest angle above/below the horizon, degrees.")
 
-    @model_validator(mode="after")
-    def _speeds_ordered(self):
-        if self.max_speed < self.min_speed:
-            raise ValueError("max_speed must be at least min_speed")
-        return self
+    ordered = (("min_speed", "max_speed", False),)
 
 
 @behavior("wandering", kind="simple", params=WanderingParams)
 def wandering(agents, p, time, dt, out):
     """Noise-driven heading, pitch and speed; desires are the constant weights."""
     uid = agents.uid
-    max_pitch = math.radians(p.max_pitch_deg)
     for i in prange(uid.shape[0]):
+        max_pitch = math.radians(at(p.max_pitch_deg, i))
         seed = uid[i]
-        azimuth = math.pi * uniform_noise(2 * seed + 1, time * p.heading_frequency)
-        pitch = max_pitch * uniform_noise(seed, time * p.pitch_frequency + 17.0)
-        u = 0.5 + 0.5 * uniform_noise(3 * seed + 2, time * p.speed_frequency + 31.0)
+        azimuth = math.pi * uniform_noise(2 * seed + 1, time * at(p.heading_frequency, i))
+        pitch = max_pitch * uniform_noise(seed, time * at(p.pitch_frequency, i) + 17.0)
+        u = 0.5 + 0.5 * uniform_noise(3 * seed + 2, time * at(p.speed_frequency, i) + 31.0)
         ce = math.cos(pitch)
         out.direction[i, 0] = ce * math.cos(azimuth)
         out.direction[i, 1] = math.sin(pitch)
         out.direction[i, 2] = ce * math.sin(azimuth)
-        out.direction_desire[i] = p.weight_direction
-        out.speed[i] = p.min_speed + (p.max_speed - p.min_speed) * u
-        out.speed_desire[i] = p.weight_speed
+        out.direction_desire[i] = at(p.weight_direction, i)
+        out.speed[i] = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * u
+        out.speed_desire[i] = at(p.weight_speed, i)
