@@ -19,6 +19,7 @@ import numpy as np
 from .config import load_scenario_config
 from .metrics import local_polarization, milling, nearest_neighbor_distance, polarization
 from .steering import registry
+from .steering.per_animal import bind_draws
 from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline
 from .world import Population, World
 from .world.layout import spatial_order
@@ -68,6 +69,7 @@ class Simulation:
         self.world = World(scenario.dt, scenario.seed, w.bounds_min, w.bounds_max, w.wrap)
         self.pipelines: list[SpeciesPipeline] = []
         self.movers = []
+        self.mover_draws: list[tuple] = []  # per species: (field, component) of mover parameters drawn per animal
         self.last_step_ms = 0.0
         for index, sp in enumerate(scenario.species):
             mover_spec = registry.get_mover(sp.mover.kind)
@@ -76,6 +78,7 @@ class Simulation:
             self.world.add_population(pop)
             self._spawn_initial(pop, sp, index, planar=getattr(mover, "planar", False))
             self.movers.append(mover)
+            self.mover_draws.append(bind_draws(pop, sp.mover, "mover_", self.world.species_rng(index, stream=2), {}))
             self.pipelines.append(SpeciesPipeline(sp, index, self.world, planar=getattr(mover, "planar", False),
                                                   max_speed=sp.mover.max_speed))
 
@@ -161,13 +164,14 @@ class Simulation:
         for pipeline in self.pipelines:
             pipeline.compute(world, t, dt, record=self.record_debug)
         wrap = (world.bounds_min, world.bounds_max - world.bounds_min) if world.wrap else None
-        for pipeline, mover in zip(self.pipelines, self.movers):
+        for pipeline, mover, draws in zip(self.pipelines, self.movers, self.mover_draws):
             pop = world.population(pipeline.name)
             if pop.n == 0:
                 continue
             mover.move(pop.position, pop.velocity, pop.forward, pop.up, pipeline.desired[: pop.n], dt,
                        wrap=wrap, parallel=pop.n >= PARALLEL_THRESHOLD,
-                       speed_scale=pipeline.speed_scale_for(pop.n), accel_scale=pipeline.accel_scale_for(pop.n))
+                       speed_scale=pipeline.speed_scale_for(pop.n), accel_scale=pipeline.accel_scale_for(pop.n),
+                       drawn={name: pop.component(comp) for name, comp in draws})
         for system in self.systems:
             system.after_move(self, dt)
         killed = world.commands.apply(world)
@@ -176,6 +180,24 @@ class Simulation:
         world.clock.advance()
         if world.clock.step % REORDER_EVERY == 0:
             self._restore_locality()
+
+    def set_mover(self, index: int, params) -> None:
+        """Give species ``index`` a new mover configuration during a run.
+
+        Parameters whose distribution changed are drawn afresh for every animal; the
+        pipeline's defaults that follow the mover (``max_speed``) follow it.
+        """
+        old = self.scenario.species[index].mover
+        mover = registry.get_mover(params.kind).factory(params)
+        previous = self.movers[index]
+        environment = getattr(previous, "environment", None)
+        if environment is not None and hasattr(mover, "attach_environment"):
+            mover.attach_environment(environment)
+        self.movers[index] = mover
+        self.pipelines[index].max_speed = float(params.max_speed)
+        pop = self.world.population(self.pipelines[index].name)
+        self.mover_draws[index] = bind_draws(pop, params, "mover_", self.world.species_rng(index, stream=2),
+                                             old.varied if old.kind == params.kind else {})
 
     def _restore_locality(self) -> None:
         """Sort big populations by grid cell so neighbours are neighbours in memory too."""

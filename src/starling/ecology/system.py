@@ -152,10 +152,13 @@ class SpeciesEco:
         return float(v[row]) if isinstance(v, np.ndarray) else float(v)
 
     def top_speed(self):
-        """Each animal's own top speed (the mover's, times its drawn factor)."""
+        """Each animal's own top speed (the mover's, drawn per animal or not, times its drawn factor)."""
+        top = self.mover_max
+        if "max_speed" in self.cfg.mover.varied:
+            top = self.pop.component("mover_max_speed").astype(np.float64)
         if self.variation is not None and self.variation.max_speed is not None:
-            return self.mover_max * self.pop.component("var_max_speed")
-        return self.mover_max
+            return top * self.pop.component("var_max_speed")
+        return top
 
     # ------------------------------------------------------------------ births
     def births(self, rng: np.random.Generator) -> None:
@@ -953,7 +956,6 @@ class EcologySystem(System):
     def apply_set(self, path: str, value) -> None:
         """Change one parameter now, with the same path syntax as ``--set`` (validated like a scenario)."""
         from ..config.io import apply_override, validate_scenario
-        from ..steering import registry
         from ..steering.queries.neighbors import NeighborQuerySpec as Spec
         from .config import toml_value
 
@@ -967,8 +969,7 @@ class EcologySystem(System):
         for i, (o, s) in enumerate(zip(old.species, new.species)):
             pipeline = sim.pipelines[i]
             if o.mover != s.mover:
-                sim.movers[i] = registry.get_mover(s.mover.kind).factory(s.mover)
-                pipeline.max_speed = float(s.mover.max_speed)
+                sim.set_mover(i, s.mover)
             if o.merger != s.merger:
                 pipeline.merger = s.merger
             for g, (og, ng) in enumerate(zip(o.groups, s.groups)):

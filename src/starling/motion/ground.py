@@ -42,12 +42,12 @@ from typing import Literal
 
 import numpy as np
 from numba import njit, prange
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from ..environment.water import in_region
 from ..steering.registry import mover
 from ..steering.vecmath import normalize3, slerp_unit
-from .movers import MoverParams, accelerate
+from .movers import MoverParams, ParameterTable, _same, accelerate
 
 GROUNDED = 0
 FALLING = 1
@@ -74,11 +74,7 @@ class GroundMoverParams(MoverParams):
     ground_layers: list[str] = Field(default_factory=lambda: ["terrain", "ground", "environment"],
                                      description="Layers the animal can stand on.")
 
-    @model_validator(mode="after")
-    def _slopes_ordered(self):
-        if self.max_slope_deg <= self.min_slope_deg:
-            raise ValueError("max_slope_deg must be greater than min_slope_deg")
-        return self
+    ordered = (("min_slope_deg", "max_slope_deg", True),)
 
 
 @njit(cache=True, inline="always")
@@ -121,10 +117,11 @@ def _on_plane(x, y, z, nx, ny, nz, keep_length):
 def _probe_before(position, p, origins, maxd):
     """Down probes from ``step_height`` above the feet to ``snap_distance`` below them."""
     for i in range(position.shape[0]):
+        r = i if p.shape[0] > 1 else 0
         origins[i, 0] = position[i, 0]
-        origins[i, 1] = position[i, 1] - p[10] + p[8]
+        origins[i, 1] = position[i, 1] - p[r, 10] + p[r, 8]
         origins[i, 2] = position[i, 2]
-        maxd[i] = p[8] + p[9]
+        maxd[i] = p[r, 8] + p[r, 9]
 
 
 @njit(cache=True)
@@ -132,8 +129,9 @@ def _walk_range(lo, hi, position, velocity, desired, hit, dist, normal, origins,
                 sscale, ascale, state, wrap, bmin, size):
     """Velocity and position update of animals ``lo``..``hi`` from the first probe; writes the second
     probe (``origins``, ``maxd``) at the new place."""
-    ch = p[10]
     for i in range(lo, hi):
+        r = i if p.shape[0] > 1 else 0  # a row per animal when parameters are drawn per animal
+        ch = p[r, 10]
         x = np.float64(position[i, 0])
         y = np.float64(position[i, 1])
         z = np.float64(position[i, 2])
@@ -146,11 +144,11 @@ def _walk_range(lo, hi, position, velocity, desired, hit, dist, normal, origins,
         ss = sscale[i] if sscale.shape[0] > 0 else 1.0
         sa = ascale[i] if ascale.shape[0] > 0 else 1.0
         surface = _water_surface(wf, wi, poly, x, z)
-        float_y = surface + p[14]
+        float_y = surface + p[r, 14]
         ground_y = -np.inf
         if hit[i]:
             ground_y = origins[i, 1] - dist[i]
-        if surface > _NO_WATER and y <= float_y + p[9] and ground_y < float_y - ch:
+        if surface > _NO_WATER and y <= float_y + p[r, 9] and ground_y < float_y - ch:
             s = SWIMMING
         elif hit[i]:
             s = GROUNDED
@@ -165,23 +163,23 @@ def _walk_range(lo, hi, position, velocity, desired, hit, dist, normal, origins,
             ux, uy, uz, ql = normalize3(qx, qy, qz)
             k = 1.0
             if ql > 1e-9:
-                k = _grade_factor(uy, p[11], p[12])
-            top = p[0] * ss * max(k, 1.0)
+                k = _grade_factor(uy, p[r, 11], p[r, 12])
+            top = p[r, 0] * ss * max(k, 1.0)
             vx, vy, vz = _on_plane(vx, vy, vz, nx, ny, nz, True)
-            vx, vy, vz, _, _, _ = accelerate(vx, vy, vz, qx * k, qy * k, qz * k, top, p[1] * sa, p[2] * sa,
-                                             p[3] * sa, p[4], dt)
+            vx, vy, vz, _, _, _ = accelerate(vx, vy, vz, qx * k, qy * k, qz * k, top, p[r, 1] * sa, p[r, 2] * sa,
+                                             p[r, 3] * sa, p[r, 4], dt)
         elif s == SWIMMING:
-            f = p[13]
+            f = p[r, 13]
             hl = math.sqrt(dx * dx + dz * dz)
             dl = math.sqrt(dx * dx + dy * dy + dz * dz)
             if hl > 1e-9:
                 dx *= dl / hl
                 dz *= dl / hl
-            vx, vy, vz, _, _, _ = accelerate(vx, 0.0, vz, dx * f, 0.0, dz * f, p[0] * ss * f, p[1] * sa * f,
-                                             p[2] * sa * f, p[3] * sa * f, p[4], dt)
+            vx, vy, vz, _, _, _ = accelerate(vx, 0.0, vz, dx * f, 0.0, dz * f, p[r, 0] * ss * f, p[r, 1] * sa * f,
+                                             p[r, 2] * sa * f, p[r, 3] * sa * f, p[r, 4], dt)
             vy = 0.0
         else:
-            vy -= p[7] * dt
+            vy -= p[r, 7] * dt
         velocity[i, 0] = vx
         velocity[i, 1] = vy
         velocity[i, 2] = vz
@@ -192,10 +190,10 @@ def _walk_range(lo, hi, position, velocity, desired, hit, dist, normal, origins,
             x = bmin[0] + (x - bmin[0]) % size[0]
             z = bmin[2] + (z - bmin[2]) % size[2]
         # the second probe: from above the higher of the old and new feet down past the new feet
-        top = max(position[i, 1], y) - ch + p[8]
+        top = max(position[i, 1], y) - ch + p[r, 8]
         reach = top - (y - ch)
         if s == GROUNDED or s == SWIMMING:
-            reach += p[9]
+            reach += p[r, 9]
         else:
             reach += _DOWN_EPS
         origins[i, 0] = x
@@ -228,10 +226,13 @@ def _swing(fx, fy, fz, ax, ay, az, bx, by, bz):
 def _settle_range(lo, hi, position, velocity, forward, up, hit, dist, normal, origins, wf, wi, poly, p, dt,
                   state):
     """Snap, land or float animals ``lo``..``hi`` after the second probe, then turn them."""
-    ch = p[10]
-    t_turn = 1.0 - math.exp(-p[5] * dt)
-    t_align = 1.0 - math.exp(-p[6] * dt)
+    shared_turn = 1.0 - math.exp(-p[0, 5] * dt)
+    shared_align = 1.0 - math.exp(-p[0, 6] * dt)
     for i in range(lo, hi):
+        r = i if p.shape[0] > 1 else 0  # a row per animal when parameters are drawn per animal
+        ch = p[r, 10]
+        t_turn = shared_turn if r == 0 else 1.0 - math.exp(-p[r, 5] * dt)
+        t_align = shared_align if r == 0 else 1.0 - math.exp(-p[r, 6] * dt)
         x = np.float64(position[i, 0])
         y = np.float64(position[i, 1])
         z = np.float64(position[i, 2])
@@ -239,13 +240,13 @@ def _settle_range(lo, hi, position, velocity, forward, up, hit, dist, normal, or
         vy = np.float64(velocity[i, 1])
         vz = np.float64(velocity[i, 2])
         surface = _water_surface(wf, wi, poly, x, z)
-        float_y = surface + p[14]
+        float_y = surface + p[r, 14]
         tx, ty, tz = 0.0, 1.0, 0.0  # target up
         ground_y = -np.inf
         if hit[i]:
             ground_y = origins[i, 1] - dist[i]
         floats = surface > _NO_WATER and ground_y < float_y - ch
-        if floats and (y <= float_y + (p[9] if state[i] != FALLING else 0.0)):
+        if floats and (y <= float_y + (p[r, 9] if state[i] != FALLING else 0.0)):
             y = float_y
             vy = 0.0
             state[i] = SWIMMING
@@ -329,12 +330,10 @@ class GroundMover:
         self.params = params
         self.environment = None
         self.mask = 0
-        self._packed = np.array([
-            params.max_speed, params.speed_up_acceleration, params.slow_down_acceleration,
-            params.lateral_acceleration, params.drag, params.turn_rate, params.align_rate, params.gravity,
-            params.step_height, params.snap_distance, params.center_height, math.radians(params.min_slope_deg),
-            math.radians(params.max_slope_deg), params.swim_speed_factor, params.float_height,
-        ], dtype=np.float64)
+        self.table = ParameterTable(params, [(name, np.radians if name.endswith("_deg") else _same) for name in (
+            "max_speed", "speed_up_acceleration", "slow_down_acceleration", "lateral_acceleration", "drag",
+            "turn_rate", "align_rate", "gravity", "step_height", "snap_distance", "center_height",
+            "min_slope_deg", "max_slope_deg", "swim_speed_factor", "float_height")])
         self._cap = 0
         self._grow(16)
 
@@ -365,7 +364,7 @@ class GroundMover:
         self._cap = cap
 
     def move(self, position, velocity, forward, up, desired, dt, *, wrap=None, parallel=False,
-             speed_scale=None, accel_scale=None) -> None:
+             speed_scale=None, accel_scale=None, drawn=None) -> None:
         """Advance velocity, orientation and position of the animals by one step of ``dt`` (see the module)."""
         from ..environment.raycast import cast_rays
 
@@ -386,7 +385,7 @@ class GroundMover:
             do_wrap = True
         env = self.environment
         wf, wi, poly = env.arrays.w_f, env.arrays.w_i, env.arrays.w_poly
-        p = self._packed
+        p = self.table.rows(n, drawn)
         origins = self._origins[:n]
         down = self._down[:n]
         maxd = self._maxd[:n]

@@ -24,15 +24,18 @@ import numpy as np
 from numba import njit, prange
 from pydantic import Field
 
-from ..steering.params import StrictModel
+from ..steering.params import PerAnimalParams
 from ..steering.registry import mover
 from ..steering.vecmath import cross3, normalize3, slerp_unit
 
 _EPS = 1e-6
 
 
-class MoverParams(StrictModel):
-    """Physical abilities shared by every mover (seed 000, 3.3 constraint 5)."""
+class MoverParams(PerAnimalParams):
+    """Physical abilities shared by every mover (seed 000, 3.3 constraint 5).
+
+    Any of them may be a distribution drawn per animal (``max_speed = { uniform = [4, 6] }``).
+    """
 
     kind: str
     max_speed: float = Field(5.0, gt=0, description="Hard speed limit, m/s.")
@@ -136,10 +139,16 @@ def _orthonormal_up(ux, uy, uz, fx, fy, fz):
 
 @njit(cache=True)
 def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size, sscale, ascale):
-    """Move animals ``lo``..``hi`` (one call per range: array-passing calls are not free)."""
-    t_turn = 1.0 - math.exp(-p[5] * dt)
-    t_bank = 1.0 - math.exp(-p[7] * dt)
+    """Move animals ``lo``..``hi`` (one call per range: array-passing calls are not free).
+
+    ``p`` is the parameter table: one shared row, or one row per animal.
+    """
+    shared_turn = 1.0 - math.exp(-p[0, 5] * dt)
+    shared_bank = 1.0 - math.exp(-p[0, 7] * dt)
     for i in range(lo, hi):
+        r = i if p.shape[0] > 1 else 0
+        t_turn = shared_turn if r == 0 else 1.0 - math.exp(-p[r, 5] * dt)
+        t_bank = shared_bank if r == 0 else 1.0 - math.exp(-p[r, 7] * dt)
         vx = velocity[i, 0]
         vy = velocity[i, 1]
         vz = velocity[i, 2]
@@ -152,7 +161,7 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
         ss = sscale[i] if sscale.shape[0] > 0 else 1.0
         sa = ascale[i] if ascale.shape[0] > 0 else 1.0
         nvx, nvy, nvz, lx, ly, lz = accelerate(
-            vx, vy, vz, dx, dy, dz, p[0] * ss, p[1] * sa, p[2] * sa, p[3] * sa, p[4], dt
+            vx, vy, vz, dx, dy, dz, p[r, 0] * ss, p[r, 1] * sa, p[r, 2] * sa, p[r, 3] * sa, p[r, 4], dt
         )
         if planar:
             nvy = 0.0
@@ -174,12 +183,12 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
         forward[i, 1] = fy
         forward[i, 2] = fz
         # up: banking into the turn for free movers, world up for planar ones
-        if planar or p[6] == 0.0:
+        if planar or p[r, 6] == 0.0:
             ux, uy, uz = _orthonormal_up(0.0, 1.0, 0.0, fx, fy, fz)
         else:
-            bank = p[6] / dt
+            bank = p[r, 6] / dt
             gx = lx * bank
-            gy = p[8] + ly * bank
+            gy = p[r, 8] + ly * bank
             gz = lz * bank
             gx, gy, gz = _orthonormal_up(gx, gy, gz, fx, fy, fz)
             cx, cy, cz = _orthonormal_up(up[i, 0], up[i, 1], up[i, 2], fx, fy, fz)
@@ -207,39 +216,71 @@ def _move_parallel(planar, position, velocity, forward, up, desired, p, dt, wrap
 _NO_SCALE = np.zeros(0, np.float32)
 
 
+class ParameterTable:
+    """The numbers a mover kernel reads, as a ``(rows, columns)`` table: one shared row, or
+    one row per animal when some parameters are drawn per animal.
+
+    ``layout`` names each column's field and how its value is converted for the kernel
+    (degrees to radians, …); a column without a field is a constant.
+    """
+
+    def __init__(self, params, layout):
+        self.layout = layout
+        self.shared = np.array([[convert(getattr(params, name) if name else None) for name, convert in layout]],
+                               np.float64)
+        self.column = {name: c for c, (name, _) in enumerate(layout) if name}
+        self._rows = np.zeros((0, len(layout)), np.float64)
+
+    def rows(self, n: int, drawn=None) -> np.ndarray:
+        """The table for ``n`` animals: ``drawn`` maps a field to each animal's values."""
+        if not drawn:
+            return self.shared
+        if self._rows.shape[0] < n:
+            self._rows = np.zeros((max(n, int(self._rows.shape[0] * 1.5)), self.shared.shape[1]), np.float64)
+        table = self._rows[:n]
+        table[:] = self.shared
+        for name, values in drawn.items():
+            c = self.column[name]
+            convert = self.layout[c][1]
+            table[:, c] = convert(np.asarray(values[:n], np.float64))
+        return table
+
+
+def _same(x):
+    return x
+
+
 class Mover:
     """Applies one mover's physics to a population, in place."""
 
     def __init__(self, params: MoverParams, planar: bool):
         self.params = params
         self.planar = planar
-        banking = getattr(params, "banking", 0.0)
-        self._packed = np.array(
-            [
-                params.max_speed,
-                params.speed_up_acceleration,
-                params.slow_down_acceleration,
-                params.lateral_acceleration,
-                params.drag,
-                params.turn_rate,
-                0.0 if planar else banking,
-                getattr(params, "bank_rate", 1.0),
-                getattr(params, "gravity", 9.81),
-            ],
-            dtype=np.float64,
-        )
+        banked = not planar and hasattr(params, "banking")
+        self.table = ParameterTable(params, [
+            ("max_speed", _same),
+            ("speed_up_acceleration", _same),
+            ("slow_down_acceleration", _same),
+            ("lateral_acceleration", _same),
+            ("drag", _same),
+            ("turn_rate", _same),
+            ("banking" if banked else None, _same if banked else (lambda _: 0.0)),
+            ("bank_rate" if banked else None, _same if banked else (lambda _: 1.0)),
+            ("gravity" if banked else None, _same if banked else (lambda _: 9.81)),
+        ])
 
     @property
     def max_speed(self) -> float:
         return self.params.max_speed
 
     def move(self, position, velocity, forward, up, desired, dt, *, wrap=None, parallel=False,
-             speed_scale=None, accel_scale=None) -> None:
+             speed_scale=None, accel_scale=None, drawn=None) -> None:
         """Advance velocity, orientation and position of the animals by one step of ``dt``.
 
         ``wrap``: None, or ``(lo (3,), size (3,))`` of a periodic world box.
         ``speed_scale``/``accel_scale``: optional (n,) per-animal factors on the maximum
         speed and on the acceleration rates (fatigue, an emergency state).
+        ``drawn``: the parameters drawn per animal, field name → (n,) values.
         """
         none = _NO_SCALE
         sscale = none if speed_scale is None else np.ascontiguousarray(speed_scale, np.float32)
@@ -254,11 +295,12 @@ class Mover:
             do_wrap = True
         lo = np.asarray(lo, np.float64)
         size = np.asarray(size, np.float64)
+        table = self.table.rows(position.shape[0], drawn)
         if parallel:
-            _move_parallel(self.planar, position, velocity, forward, up, desired, self._packed, float(dt), do_wrap,
+            _move_parallel(self.planar, position, velocity, forward, up, desired, table, float(dt), do_wrap,
                            lo, size, sscale, ascale)
         else:
-            _move_range(0, position.shape[0], self.planar, position, velocity, forward, up, desired, self._packed,
+            _move_range(0, position.shape[0], self.planar, position, velocity, forward, up, desired, table,
                         float(dt), do_wrap, lo, size, sscale, ascale)
 
 

@@ -32,30 +32,16 @@ _PIPELINE_FIELDS = frozenset({"kind", "label", "enabled", "priority"})
 _KERNEL_TUPLES: dict[type, type] = {}
 
 
-class BehaviorParams(StrictModel):
-    """Settings shared by every velocity behaviour (seed 000, 6.4.1 and 11.3).
+class PerAnimalParams(StrictModel):
+    """A parameter model whose float fields may each be a distribution drawn per animal.
 
-    The maximum direction and speed desires a shipped behaviour returns are exactly
-    ``weight_direction`` and ``weight_speed``; weights live in [0, 1] because the
-    merger's desire budget is 1.
-
-    Every float parameter the kernel reads may be given as a distribution instead of a
-    number (individual variation, :mod:`starling.steering.distributions`): the field
-    then holds the distribution's mean, :attr:`varied` holds the distribution, and the
-    pipeline hands the kernel one drawn value per animal (read with
-    :func:`starling.steering.per_animal.at`).
+    Individual variation (:mod:`starling.steering.distributions`): a field given as
+    ``{ uniform = [a, b] }`` or ``{ normal = [mean, sd] }`` holds the distribution's mean
+    (so code that needs one number still gets one), :attr:`varied` holds the
+    distribution, every possible draw is checked against the field's bounds, and a dump
+    writes the distribution back. Behaviours and movers build on it; whoever runs the
+    model draws one value per animal (a population component) and uses it.
     """
-
-    kind: str
-    label: Optional[str] = Field(None, description="Display name (defaults to the kind).")
-    enabled: bool = Field(True, description="A disabled behaviour returns no opinion.")
-    priority: int = Field(0, ge=0, le=255, description="Higher is merged first.")
-    weight_direction: Weight = Field(0.5, description="Maximum direction desire.")
-    weight_speed: Weight = Field(0.0, description="Maximum speed desire.")
-
-    kernel_fields: ClassVar[Optional[tuple[str, ...]]] = None
-    #: per-field converters for values a kernel cannot take as they are (e.g. a name → a code)
-    kernel_converters: ClassVar[dict[str, Any]] = {}
 
     #: pairs ``(low, high, strict)`` of parameters that must stay ordered for every animal's draws
     ordered: ClassVar[tuple[tuple[str, str, bool], ...]] = ()
@@ -63,18 +49,11 @@ class BehaviorParams(StrictModel):
     _varied: dict = PrivateAttr(default_factory=dict)
 
     @classmethod
-    def kernel_field_names(cls) -> tuple[str, ...]:
-        return cls.kernel_fields or tuple(name for name in cls.model_fields if name not in _PIPELINE_FIELDS)
-
-    @classmethod
     def variable_fields(cls) -> tuple[str, ...]:
-        """The parameters that may be drawn per animal: the kernel's float fields."""
+        """The parameters that may be drawn per animal: every float field (subclasses narrow it)."""
         cached = cls.__dict__.get("_variable_cache")
         if cached is None:
-            cached = tuple(
-                name for name in cls.kernel_field_names()
-                if name not in cls.kernel_converters and _is_float(cls.model_fields[name].annotation)
-            )
+            cached = tuple(name for name, f in cls.model_fields.items() if _is_float(f.annotation))
             cls._variable_cache = cached
         return cached
 
@@ -160,6 +139,50 @@ class BehaviorParams(StrictModel):
             if name in data:
                 data[name] = d.model_dump(exclude_none=True)
         return data
+
+
+
+class BehaviorParams(PerAnimalParams):
+    """Settings shared by every velocity behaviour (seed 000, 6.4.1 and 11.3).
+
+    The maximum direction and speed desires a shipped behaviour returns are exactly
+    ``weight_direction`` and ``weight_speed``; weights live in [0, 1] because the
+    merger's desire budget is 1.
+
+    Every float parameter the kernel reads may be given as a distribution instead of a
+    number (individual variation, :mod:`starling.steering.distributions`): the field
+    then holds the distribution's mean, :attr:`varied` holds the distribution, and the
+    pipeline hands the kernel one drawn value per animal (read with
+    :func:`starling.steering.per_animal.at`).
+    """
+
+    kind: str
+    label: Optional[str] = Field(None, description="Display name (defaults to the kind).")
+    enabled: bool = Field(True, description="A disabled behaviour returns no opinion.")
+    priority: int = Field(0, ge=0, le=255, description="Higher is merged first.")
+    weight_direction: Weight = Field(0.5, description="Maximum direction desire.")
+    weight_speed: Weight = Field(0.0, description="Maximum speed desire.")
+
+    kernel_fields: ClassVar[Optional[tuple[str, ...]]] = None
+    #: per-field converters for values a kernel cannot take as they are (e.g. a name → a code)
+    kernel_converters: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def kernel_field_names(cls) -> tuple[str, ...]:
+        return cls.kernel_fields or tuple(name for name in cls.model_fields if name not in _PIPELINE_FIELDS)
+
+    @classmethod
+    def variable_fields(cls) -> tuple[str, ...]:
+        """The parameters that may be drawn per animal: the kernel's float fields."""
+        cached = cls.__dict__.get("_variable_cache")
+        if cached is None:
+            cached = tuple(
+                name for name in cls.kernel_field_names()
+                if name not in cls.kernel_converters and _is_float(cls.model_fields[name].annotation)
+            )
+            cls._variable_cache = cached
+        return cached
+
 
     def kernel_params(self):
         """The named tuple the kernel receives: every numeric field, arrays as float64.

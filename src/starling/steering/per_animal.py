@@ -10,6 +10,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from .distributions import bounds_of
+
 
 def at(value, i):
     """``value[i]`` when the parameter is drawn per animal, else ``value`` itself."""
@@ -23,3 +25,24 @@ def _at(value, i):
     if isinstance(value, types.Array) and value.ndim == 1:
         return lambda value, i: value[i]
     return lambda value, i: value
+
+
+def bind_draws(population, params, prefix: str, rng: np.random.Generator, old: dict) -> tuple:
+    """Keep one drawn component per parameter of ``params`` given as a distribution.
+
+    Components are named ``<prefix><field>``; each animal draws its value when it enters
+    (and everyone draws now when the distribution is new or changed, compared with
+    ``old``, the previous ``varied``). Fields no longer drawn stop drawing. Returns the
+    ``(field, component)`` pairs in use.
+    """
+    fields = type(params).model_fields
+    pairs = []
+    for name, dist in params.varied.items():
+        comp = f"{prefix}{name}"
+        if old.get(name) != dist:
+            b = bounds_of(fields[name])
+            population.add_drawn_component(comp, lambda k, d=dist, b=b: d.sample(rng, k, b.lo, b.hi), dist.mean())
+        pairs.append((name, comp))
+    for name in old.keys() - params.varied.keys():
+        population.drop_draw(f"{prefix}{name}")
+    return tuple(pairs)

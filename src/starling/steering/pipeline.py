@@ -23,6 +23,7 @@ from ..parallel import PARALLEL_MIN_ANIMALS
 from ..world import World
 from ..world.population import agent_tuple_type
 from .mergers import merge
+from .per_animal import bind_draws
 from .queries.pairs import PairGeometry
 from .registry import BehaviorSpec, get_behavior
 from .results import VelocityResults
@@ -237,22 +238,8 @@ class SpeciesPipeline:
         self._draw(slot, old)
 
     def _draw(self, slot: BehaviorSlot, old: dict) -> None:
-        """Keep one component per parameter drawn per animal, named ``param_<row>_<field>``."""
-        from .distributions import bounds_of
-
-        pop = self.population
-        fields = type(slot.params).model_fields
-        pairs = []
-        for name, dist in slot.params.varied.items():
-            comp = f"param_{slot.row}_{name}"
-            if old.get(name) != dist:
-                b = bounds_of(fields[name])
-                rng = self._param_rng
-                pop.add_drawn_component(comp, lambda k, d=dist, b=b: d.sample(rng, k, b.lo, b.hi), dist.mean())
-            pairs.append((name, comp))
-        for name in old.keys() - slot.params.varied.keys():
-            pop.drop_draw(f"param_{slot.row}_{name}")
-        slot.varied = tuple(pairs)
+        """One component per parameter drawn per animal, named ``param_<row>_<field>``."""
+        slot.varied = bind_draws(self.population, slot.params, f"param_{slot.row}_", self._param_rng, old)
 
     # ------------------------------------------------------------------ step
     def compute(self, world: World, time: float, dt: float, *, record: bool = True) -> None:
