@@ -147,3 +147,20 @@ def test_firing_at_a_school_scatters_it(page):
     assert fired["nn_distance"] > control["nn_distance"] or fired["polarization"] < control["polarization"], (fired, control)
     page.evaluate("() => window.__starling.send({type: 'scenario', name: 'flock', seed: 1})")
     page.wait_for_function("() => window.__starling.state().scenario === 'flock'", timeout=60_000)
+
+
+def test_the_inspector_shows_an_animals_own_drawn_parameters(page):
+    """The pond's fish draw their personal space and top speed: the panel shows this fish's."""
+    page.evaluate("() => window.__starling.send({type: 'scenario', name: 'pond', seed: 3})")
+    page.wait_for_function("() => { const s = window.__starling.state(); return s.scenario === 'pond' && s.step > 2 && s.counts.fish > 0; }",
+                           timeout=60_000)
+    fish = page.evaluate("() => window.__starling.animals('fish', 1)")[0]
+    page.evaluate(f"() => window.__starling.select('fish', {fish['uid']})")
+    page.wait_for_function("() => document.querySelector('#inspector .drawn') !== null", timeout=10_000)
+    drawn = page.locator("#inspector .drawn").first.inner_text()
+    assert drawn.startswith("max_distance ")
+    assert 1.2 <= float(drawn.split()[1]) <= 1.8
+    assert "mover_max_speed" in page.locator("#inspector .components").text_content()
+    page.evaluate("() => window.__starling.deselect()")
+    page.evaluate("() => window.__starling.send({type: 'scenario', name: 'flock', seed: 1})")
+    page.wait_for_function("() => window.__starling.state().scenario === 'flock'", timeout=60_000)

@@ -130,6 +130,8 @@ export interface BehaviorResult {
   speed: number;
   speed_desire: number;
   priority: number;
+  /** This animal's own values of the parameters drawn per animal (individual variation). */
+  drawn?: Record<string, number>;
 }
 
 export interface InspectMessage {

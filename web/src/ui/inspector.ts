@@ -27,6 +27,13 @@ export function stateColor(state: string): string {
   return BEHAVIOR_COLORS[h % BEHAVIOR_COLORS.length];
 }
 
+/** An animal's own drawn parameter values, under its behaviour's name ("" when none vary). */
+function drawn(values: Record<string, number> | undefined): string {
+  const entries = Object.entries(values ?? {});
+  if (!entries.length) return "";
+  return `<div class="drawn" title="drawn for this animal">${entries.map(([k, v]) => `${escape(k)} ${fmt(v)}`).join(" · ")}</div>`;
+}
+
 function bar(value: number, color: string): string {
   const pct = Math.max(0, Math.min(1, value)) * 100;
   return `<span class="bar"><span style="width:${pct.toFixed(1)}%;background:${color}"></span></span>`;
@@ -80,12 +87,13 @@ export class Inspector {
     const comps = info.components ?? {};
     const energy = comps.energy;
     const hunger = comps.hunger;
-    const others = Object.entries(comps).filter(([k]) => k !== "energy" && k !== "hunger");
+    // per-animal behaviour parameters are shown with their behaviour, not as components
+    const others = Object.entries(comps).filter(([k]) => k !== "energy" && k !== "hunger" && !k.startsWith("param_"));
     const behaviors = info.behaviors ?? [];
     const rows = behaviors.map((b, i) => {
       const color = BEHAVIOR_COLORS[i % BEHAVIOR_COLORS.length];
       return `<tr>
-        <td><span class="swatch" style="background:${color}"></span>${escape(b.name)}${b.kind !== b.name ? `<span class="kind">${escape(b.kind)}</span>` : ""}</td>
+        <td><span class="swatch" style="background:${color}"></span>${escape(b.name)}${b.kind !== b.name ? `<span class="kind">${escape(b.kind)}</span>` : ""}${drawn(b.drawn)}</td>
         <td>${bar(b.direction_desire, color)}<small>${fmt(b.direction_desire)}</small></td>
         <td>${bar(b.speed_desire, color)}<small>${fmt(b.speed_desire)} @ ${fmt(b.speed, 1)}</small></td>
         <td class="prio">${b.priority}</td></tr>`;
