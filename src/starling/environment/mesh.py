@@ -444,19 +444,41 @@ def ray_aabb(ox, oy, oz, ix, iy, iz, tmax, box, ni):
 
 @_jit
 def ray_aabb_grown(ox, oy, oz, ix, iy, iz, tmax, box, ni, g):
-    """:func:`ray_aabb` against ``box[ni]`` grown by ``g`` on every side (sphere sweeps)."""
-    t1 = (box[ni, 0] - g - ox) * ix
-    t2 = (box[ni, 3] + g - ox) * ix
-    tn = min(t1, t2)
-    tf = max(t1, t2)
-    t1 = (box[ni, 1] - g - oy) * iy
-    t2 = (box[ni, 4] + g - oy) * iy
-    tn = max(tn, min(t1, t2))
-    tf = min(tf, max(t1, t2))
-    t1 = (box[ni, 2] - g - oz) * iz
-    t2 = (box[ni, 5] + g - oz) * iz
-    tn = max(tn, min(t1, t2))
-    tf = min(tf, max(t1, t2))
+    """:func:`ray_aabb` against ``box[ni]`` grown by ``g`` on every side (sphere sweeps).
+
+    A ray with a zero direction component (inverse ``±1e300``) lies in the box's slab along that axis when
+    its origin does, faces included: a horizontal ray at exactly the height of a box's top still reaches
+    the box (the product ``(top - o) * 1e300 = 0`` alone would end the slab at ``t = 0``).
+    """
+    tn = -INF
+    tf = INF
+    lo = box[ni, 0] - g
+    hi = box[ni, 3] + g
+    if abs(ix) < 1e300:
+        t1 = (lo - ox) * ix
+        t2 = (hi - ox) * ix
+        tn = min(t1, t2)
+        tf = max(t1, t2)
+    elif ox < lo or ox > hi:
+        return INF
+    lo = box[ni, 1] - g
+    hi = box[ni, 4] + g
+    if abs(iy) < 1e300:
+        t1 = (lo - oy) * iy
+        t2 = (hi - oy) * iy
+        tn = max(tn, min(t1, t2))
+        tf = min(tf, max(t1, t2))
+    elif oy < lo or oy > hi:
+        return INF
+    lo = box[ni, 2] - g
+    hi = box[ni, 5] + g
+    if abs(iz) < 1e300:
+        t1 = (lo - oz) * iz
+        t2 = (hi - oz) * iz
+        tn = max(tn, min(t1, t2))
+        tf = min(tf, max(t1, t2))
+    elif oz < lo or oz > hi:
+        return INF
     tn = max(tn, 0.0)
     if tn > tf or tn > tmax:
         return INF

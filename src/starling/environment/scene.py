@@ -7,10 +7,10 @@ arrays, :class:`GeometryArrays`).  It is built once per scene from an
 
 Acceleration: the finite primitives (spheres, boxes, capsules, cylinders) are indexed twice — by a uniform
 grid of x–z columns, which ray casts walk (animals' rays are short and near the ground, so a ray visits a
-few columns instead of descending a tree from its root), and by a BVH, which sphere sweeps and proximity
-queries descend (they need boxes grown by a radius, in 3D).  Mesh triangles have their own BVH; the
-heightfield is walked cell by cell behind its clearance maps; planes and water bodies (few, unbounded or
-cheap) are tested directly.
+few columns instead of descending a tree from its root, and an animal's fan of rays reads the columns
+under it once), and by a BVH, which sphere sweeps and proximity queries descend (they need boxes grown by
+a radius, in 3D).  Mesh triangles have their own BVH; the heightfield is walked cell by cell behind its
+clearance maps and block bounds; planes and water bodies (few, unbounded or cheap) are tested directly.
 """
 
 from __future__ import annotations
@@ -59,8 +59,11 @@ GeometryArrays = namedtuple(
         # BVH over the primitives: (m, 6) node boxes, (m, 3) [start, count, layer mask]
         "pb_box", "pb_node",
         # uniform x-z grid over the primitives (ray casts): [x0, z0, cell, 1/cell, nx, nz]; per cell (row-major,
-        # z rows) a range of pg_items (rows of prim_f), the y range (nc, 2) and the layer mask of its items
-        "pg_f", "pg_start", "pg_items", "pg_y", "pg_mask",
+        # z rows) a range of pg_items (rows of prim_f), the y range (nc, 2) and the layer mask of its items; per
+        # entry of pg_items the item's bounds (e, 6) and (e, 4) int32 [column of the entry's cell, columns and
+        # rows from the item's first cell to it, layer] (what a scan over a block of cells reads: it takes each
+        # item once, in the first cell of the block that lists it)
+        "pg_f", "pg_start", "pg_items", "pg_y", "pg_mask", "pg_box", "pg_ent",
         # triangles in BVH leaf order: (t, 12) [v0, e1 = v1 - v0, e2 = v2 - v0, unit normal], (t, 2) [layer, mesh]
         "tri_f", "tri_i",
         # BVH over the triangles (leaves index tri_f rows directly)
@@ -68,9 +71,10 @@ GeometryArrays = namedtuple(
         # per mesh: (nm, 6) bounds, (nm, 2) [solid, layer]
         "mesh_f", "mesh_i",
         # terrain: heights (nz, nx), per-cell min/max (2D, and flat interleaved), clearance maps
-        # (terrain.clearance_maps), and
-        # [present, x0, z0, dx, dz, h_min, h_max, layer, 1/dx, 1/dz, log2 of the clearance block]
-        "ter_h", "ter_cmin", "ter_cmax", "ter_cb", "ter_dil", "ter_f",
+        # (terrain.clearance_maps), block bounds (terrain.block_bounds), and
+        # [present, x0, z0, dx, dz, h_min, h_max, layer, 1/dx, 1/dz, log2 of the clearance block,
+        #  log2 of the block of the block bounds]
+        "ter_h", "ter_cmin", "ter_cmax", "ter_cb", "ter_dil", "ter_bb", "ter_f",
         # water bodies (see WaterBodies.packed)
         "w_f", "w_i", "w_poly",
         # [primitive BVH depth, triangle BVH depth] (traversal stack sizes)
@@ -305,14 +309,17 @@ class Environment:
             ter_h, ter_cmin, ter_cmax = terrain.heights, terrain.cell_min, terrain.cell_max
             ter_dil = terrain.clearance
             ter_cb = terrain.cell_bounds
+            ter_bb = terrain.block_bounds
             ter_f = np.array([1.0, terrain.x0, terrain.z0, terrain.dx, terrain.dz, float(terrain.heights.min()),
                               float(terrain.heights.max()), float(terrain.layer), 1.0 / terrain.dx, 1.0 / terrain.dz,
-                              float(np.log2(clearance_block(terrain.cell_min.shape[1], terrain.cell_min.shape[0])))])
+                              float(np.log2(clearance_block(terrain.cell_min.shape[1], terrain.cell_min.shape[0]))),
+                              float(terrain.block_shift)])
         else:
             ter_h, ter_cmin, ter_cmax = np.zeros((2, 2)), np.zeros((1, 1)), np.zeros((1, 1))
             ter_dil = np.zeros((4, 1, 1, 1, 2))
             ter_cb = np.zeros((1, 2))
-            ter_f = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0])
+            ter_bb = np.zeros((1, 1, 2), np.float32)
+            ter_f = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0])
 
         # packed primitive table in leaf order
         k = len(kinds)
@@ -347,9 +354,11 @@ class Environment:
             prim_f=prim_f, prim_i=prim_i, pb_box=pb_box, pb_node=pb_node,
             prim_box=np.ascontiguousarray(np.concatenate([item_min, item_max], axis=1)[prim_bvh.order].reshape(-1, 6)),
             pg_f=grid[0], pg_start=grid[1], pg_items=grid[2], pg_y=grid[3], pg_mask=grid[4],
+            pg_box=grid[5], pg_ent=grid[6],
             tri_f=tri_f, tri_i=tri_i, tb_box=tb_box, tb_node=tb_node,
             mesh_f=mesh_f, mesh_i=mesh_i,
-            ter_h=ter_h, ter_cmin=ter_cmin, ter_cmax=ter_cmax, ter_cb=ter_cb, ter_dil=ter_dil, ter_f=ter_f,
+            ter_h=ter_h, ter_cmin=ter_cmin, ter_cmax=ter_cmax, ter_cb=ter_cb, ter_dil=ter_dil, ter_bb=ter_bb,
+            ter_f=ter_f,
             w_f=w_f, w_i=w_i, w_poly=w_poly,
             depth=np.array([prim_bvh.depth, tri_bvh.depth], np.int64),
         )
@@ -470,12 +479,12 @@ def build_prim_grid(item_min: np.ndarray, item_max: np.ndarray, item_layer: np.n
     The cell size gives about ``items_per_cell`` items per cell (never more than ``max_cells`` cells), but
     is never smaller than the median item footprint, so that an item spans few cells.
 
-    Returns ``(pg_f, pg_start, pg_items, pg_y, pg_mask)`` (see :class:`GeometryArrays`).
+    Returns ``(pg_f, pg_start, pg_items, pg_y, pg_mask, pg_box, pg_ent)`` (see :class:`GeometryArrays`).
     """
     k = item_min.shape[0]
     if k == 0:
         return (np.array([0.0, 0.0, 1.0, 1.0, 1.0, 1.0]), np.zeros(2, np.int32), np.zeros(0, np.int32),
-                np.array([[np.inf, -np.inf]]), np.zeros(1, np.int64))
+                np.array([[np.inf, -np.inf]]), np.zeros(1, np.int64), np.zeros((0, 6)), np.zeros((0, 4), np.int32))
     lo = item_min[:, [0, 2]].min(axis=0)
     hi = item_max[:, [0, 2]].max(axis=0)
     extent = np.maximum(hi - lo, 1e-6)
@@ -508,8 +517,14 @@ def build_prim_grid(item_min: np.ndarray, item_max: np.ndarray, item_layer: np.n
     np.maximum.at(y[:, 1], cells_a, item_max[items_a, 1])
     mask = np.zeros(n_cells, np.int64)
     np.bitwise_or.at(mask, cells_a, np.left_shift(np.int64(1), item_layer[items_a].astype(np.int64)))
+    # per entry: the item's box, and [column, column - item's first column, row - item's first row, layer]
+    ent_box = np.ascontiguousarray(np.concatenate([item_min[items_a], item_max[items_a]], axis=1).reshape(-1, 6))
+    col = cells_a % nx
+    row = cells_a // nx
+    ent = np.ascontiguousarray(np.stack([col, col - i0[items_a], row - j0[items_a], item_layer[items_a]], axis=1)
+                               .astype(np.int32).reshape(-1, 4))
     return (np.array([lo[0], lo[1], cell, 1.0 / cell, float(nx), float(nz)]), start, items_a.astype(np.int32),
-            np.ascontiguousarray(y), mask)
+            np.ascontiguousarray(y), mask, ent_box, ent)
 
 
 def _load_mesh(mesh: MeshConfig, base_dir: str | Path | None) -> tuple[np.ndarray, bool]:

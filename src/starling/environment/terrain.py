@@ -22,7 +22,9 @@ the end of one piece is carried into the next, which makes the walk watertight: 
 cell edge cannot slip between two cells through rounding.  Cells whose height range lies entirely below or
 above the ray's height range over the cell are skipped with two comparisons, and before walking at all a
 ray looks up the *clearance maps* (the terrain's lowest and highest point ahead of its first cell, for a
-few reaches): a short ray that passes above everything ahead of it is rejected with one lookup.
+few reaches): a short ray that passes above everything ahead of it is rejected with one lookup.  Fans of
+rays from one origin test the box around them against the *block bounds* instead (the lowest and highest
+point of every block of 2 x 2 cells, small enough to stay in cache): :func:`box_clear_of_terrain`.
 """
 
 from __future__ import annotations
@@ -155,6 +157,63 @@ def clearance_maps(cell_min: np.ndarray, cell_max: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
+BLOCK_MAP_MAX = 1 << 16
+"""Most blocks in a :func:`block_bounds` map (512 KiB of float32 pairs)."""
+
+
+def block_bounds(cell_min: np.ndarray, cell_max: np.ndarray) -> tuple[int, np.ndarray]:
+    """``(shift, bounds)``: the lowest and highest terrain point of every block of ``2 ** shift`` by
+    ``2 ** shift`` cells, ``(nbz, nbx, 2) float32`` rounded outwards (so every comparison against them stays
+    conservative); ``shift`` is 1, or more for grids that would otherwise need over :data:`BLOCK_MAP_MAX`
+    blocks.  The map is small enough to stay in cache, which makes it the cheap first test of whether a box
+    (a fan of rays, :func:`box_clear_of_terrain`) can meet the terrain at all."""
+    ncz, ncx = cell_min.shape
+    shift = 1
+    while (-(-ncx >> shift)) * (-(-ncz >> shift)) > BLOCK_MAP_MAX:
+        shift += 1
+    block = 1 << shift
+    nbz = -(-ncz // block)
+    nbx = -(-ncx // block)
+    pad = ((0, nbz * block - ncz), (0, nbx * block - ncx))
+    lo = np.pad(cell_min, pad, mode="edge").reshape(nbz, block, nbx, block).min(axis=(1, 3))
+    hi = np.pad(cell_max, pad, mode="edge").reshape(nbz, block, nbx, block).max(axis=(1, 3))
+    lo32 = lo.astype(np.float32)
+    hi32 = hi.astype(np.float32)
+    lo32 = np.where(lo32.astype(np.float64) > lo, np.nextafter(lo32, np.float32(-np.inf)), lo32)
+    hi32 = np.where(hi32.astype(np.float64) < hi, np.nextafter(hi32, np.float32(np.inf)), hi32)
+    return shift, np.ascontiguousarray(np.stack([lo32, hi32], axis=-1))
+
+
+@_ijit
+def box_clear_of_terrain(bb, shift, x0, z0, x1, z1, inv_dx, inv_dz, ncx, ncz, xa, xb, ya, yb, za, zb, max_blocks):
+    """Whether nothing in the box ``[xa, xb] x [ya, yb] x [za, zb]`` can lie on the terrain surface: 1 when
+    the box misses the terrain's rectangle or every :func:`block_bounds` block under it lies strictly below
+    ``ya`` (or every one strictly above ``yb``), 0 when some block reaches into the box's height range, and
+    -1 (untested) when the box covers more than ``max_blocks`` blocks.  ``ncx, ncz`` count cells; ``x1, z1``
+    are the far edges of the rectangle."""
+    if xb < x0 or xa > x1 or zb < z0 or za > z1:
+        return 1
+    ci0 = min(max(np.int64(math.floor((max(xa, x0) - x0) * inv_dx)), 0), ncx - 1)
+    ci1 = min(max(np.int64(math.floor((min(xb, x1) - x0) * inv_dx)), 0), ncx - 1)
+    cj0 = min(max(np.int64(math.floor((max(za, z0) - z0) * inv_dz)), 0), ncz - 1)
+    cj1 = min(max(np.int64(math.floor((min(zb, z1) - z0) * inv_dz)), 0), ncz - 1)
+    bi0 = ci0 >> shift
+    bi1 = ci1 >> shift
+    bj0 = cj0 >> shift
+    bj1 = cj1 >> shift
+    if (bi1 - bi0 + 1) * (bj1 - bj0 + 1) > max_blocks:
+        return -1
+    lo = INF
+    hi = -INF
+    for bj in range(bj0, bj1 + 1):
+        for bi in range(bi0, bi1 + 1):
+            lo = min(lo, np.float64(bb[bj, bi, 0]))
+            hi = max(hi, np.float64(bb[bj, bi, 1]))
+        if hi >= ya and lo <= yb:
+            return 0
+    return 1
+
+
 @_jit
 def locate_inv(nx, nz, x0, z0, inv_dx, inv_dz, x, z):
     """:func:`locate` with precomputed inverse spacings (no division) and grid sizes; cell only."""
@@ -165,14 +224,15 @@ def locate_inv(nx, nz, x0, z0, inv_dx, inv_dz, x, z):
 
 @_ijit
 def ray_heightfield(h, cb, dil, block_shift, x0, z0, dx, dz, inv_dx, inv_dz, hmin, hmax, ox, oy, oz, ddx, ddy, ddz,
-                    ix, iz, tmax):
+                    ix, iz, tmax, use_clearance=True):
     """First crossing in ``[0, tmax]`` of the ray ``o + t d`` with the heightfield surface.
 
     ``cb`` holds every cell's lowest and highest corner, ``(ncz * ncx, 2)`` row-major (one cache line per
     lookup); ``dil`` are the :func:`clearance_maps` with blocks of ``2 ** block_shift`` cells; ``inv_dx,
     inv_dz`` the inverse spacings and ``ix, iz`` the inverse direction components
     (:func:`~starling.environment.mesh.safe_inverse`), so that setting up the walk needs no division.
-    Returns ``(t, nx, ny, nz)`` with the upward normal of the triangle hit; ``t = inf`` when none.
+    ``use_clearance = False`` skips the clearance-map lookup (for callers that have already made a tighter
+    test).  Returns ``(t, nx, ny, nz)`` with the upward normal of the triangle hit; ``t = inf`` when none.
     """
     nxs = h.shape[1]
     nzs = h.shape[0]
@@ -212,18 +272,19 @@ def ray_heightfield(h, cb, dil, block_shift, x0, z0, dx, dz, inv_dx, inv_dz, hmi
         return INF, 0.0, 0.0, 0.0
 
     i, j = locate_inv(nxs, nzs, x0, z0, inv_dx, inv_dz, ox + t0 * ddx, oz + t0 * ddz)
-    # one lookup in the clearance maps: is the ray clear of all terrain ahead of its first cell?
-    ie, je = locate_inv(nxs, nzs, x0, z0, inv_dx, inv_dz, ox + t1 * ddx, oz + t1 * ddz)
-    # (shifts, not integer divisions: a 64-bit division costs tens of cycles, more than the whole walk)
-    bi = i >> block_shift
-    bj = j >> block_shift
-    reach_blocks = max(abs((ie >> block_shift) - bi), abs((je >> block_shift) - bj))
-    quadrant = (2 if ie < i else 0) + (1 if je < j else 0)
-    for level in range(dil.shape[1]):
-        if CLEARANCE_RADII[level] >= reach_blocks:
-            if y_lo > dil[quadrant, level, bj, bi, 1] or y_hi < dil[quadrant, level, bj, bi, 0]:
-                return INF, 0.0, 0.0, 0.0
-            break
+    if use_clearance:
+        # one lookup in the clearance maps: is the ray clear of all terrain ahead of its first cell?
+        ie, je = locate_inv(nxs, nzs, x0, z0, inv_dx, inv_dz, ox + t1 * ddx, oz + t1 * ddz)
+        # (shifts, not integer divisions: a 64-bit division costs tens of cycles, more than the whole walk)
+        bi = i >> block_shift
+        bj = j >> block_shift
+        reach_blocks = max(abs((ie >> block_shift) - bi), abs((je >> block_shift) - bj))
+        quadrant = (2 if ie < i else 0) + (1 if je < j else 0)
+        for level in range(dil.shape[1]):
+            if CLEARANCE_RADII[level] >= reach_blocks:
+                if y_lo > dil[quadrant, level, bj, bi, 1] or y_hi < dil[quadrant, level, bj, bi, 0]:
+                    return INF, 0.0, 0.0, 0.0
+                break
 
     step_i = 0
     step_j = 0
@@ -249,6 +310,8 @@ def ray_heightfield(h, cb, dil, block_shift, x0, z0, dx, dz, inv_dx, inv_dz, hmi
         dt_z = -dz * iz
 
     ncx = nxs - 1
+    gd = ddx * inv_dx - ddz * inv_dz
+    inv_gd = 1.0 / gd if gd != 0.0 else 0.0
     t_cur = t0
     ys = oy + t0 * ddy
     f_prev = 0.0
@@ -269,13 +332,12 @@ def ray_heightfield(h, cb, dil, block_shift, x0, z0, dx, dz, inv_dx, inv_dz, hmi
             zj = z0 + j * dz
             # g(t) = u(t) - w(t): which triangle the ray is over
             g0 = (ox - xi) * inv_dx - (oz - zj) * inv_dz
-            gd = ddx * inv_dx - ddz * inv_dz
             ta = t_cur
             for piece in range(2):
                 if piece == 0:
                     tb = t_end
                     if gd != 0.0:
-                        ts = -g0 / gd
+                        ts = -g0 * inv_gd
                         if ts > t_cur and ts < t_end:
                             tb = ts
                 else:
@@ -284,7 +346,14 @@ def ray_heightfield(h, cb, dil, block_shift, x0, z0, dx, dz, inv_dx, inv_dz, hmi
                     tb = t_end
                 tm = 0.5 * (ta + tb)
                 upper = g0 + tm * gd < 0.0
-                h0, bx, bz = cell_plane(h, i, j, upper, dx, dz)
+                h00 = h[j, i]
+                h11 = h[j + 1, i + 1]
+                if upper:
+                    h01 = h[j + 1, i]
+                    h0, bx, bz = h00, (h11 - h01) * inv_dx, (h01 - h00) * inv_dz
+                else:
+                    h10 = h[j, i + 1]
+                    h0, bx, bz = h00, (h10 - h00) * inv_dx, (h11 - h10) * inv_dz
                 if not f_valid:
                     f_prev = (oy + ta * ddy) - (h0 + bx * (ox + ta * ddx - xi) + bz * (oz + ta * ddz - zj))
                     f_valid = True
@@ -449,6 +518,8 @@ class Heightfield:
     clearance: ``(4, L, nbz, nbx, 2) float64``
         :func:`clearance_maps` of the cells (the early-out of short rays), with blocks of
         ``clearance_block(nx - 1, nz - 1)`` cells.
+    block_shift, block_bounds:
+        :func:`block_bounds` of the cells (the early-out of fans of rays).
     """
 
     heights: np.ndarray
@@ -461,6 +532,8 @@ class Heightfield:
     cell_max: np.ndarray
     cell_bounds: np.ndarray
     clearance: np.ndarray
+    block_shift: int
+    block_bounds: np.ndarray
 
     @staticmethod
     def from_heights(heights: np.ndarray, x_min: float, z_min: float, x_max: float, z_max: float,
@@ -476,6 +549,7 @@ class Heightfield:
         corners = np.stack([h[:-1, :-1], h[:-1, 1:], h[1:, :-1], h[1:, 1:]])
         cell_min = np.ascontiguousarray(corners.min(axis=0))
         cell_max = np.ascontiguousarray(corners.max(axis=0))
+        shift, blocks = block_bounds(cell_min, cell_max)
         return Heightfield(
             heights=h,
             x0=float(x_min),
@@ -487,6 +561,8 @@ class Heightfield:
             cell_max=cell_max,
             cell_bounds=np.ascontiguousarray(np.stack([cell_min.ravel(), cell_max.ravel()], axis=1)),
             clearance=clearance_maps(cell_min, cell_max),
+            block_shift=shift,
+            block_bounds=blocks,
         )
 
     @property
