@@ -56,6 +56,7 @@ class SpeciesEco:
         self.pipeline = sim.pipelines[index]
         self.name = self.pipeline.name
         self.pop: Population = sim.world.population(self.name)
+        self._draw_rng = sim.world.species_rng(index, stream=3)  # ecology numbers drawn per animal
         self.configure(sim.scenario.species[index])
 
     # ------------------------------------------------------------------ configuration
@@ -81,7 +82,8 @@ class SpeciesEco:
                     pop.add_component("age", 0.0)
                 if self.eco.hunger is not None and self.eco.hunger.starve_after is not None:
                     pop.add_component("starving", 0.0)
-        # numbers drawn per animal
+        # numbers drawn per animal, when it enters (the population draws them, like behaviour parameters)
+        old_sampled = getattr(self, "sampled", {})
         self.sampled: dict = {}
         for section in SAMPLED:
             sub = getattr(self.eco, section, None) if self.eco is not None else None
@@ -91,8 +93,15 @@ class SpeciesEco:
                 value = getattr(sub, field)
                 if isinstance(value, Distribution) and (section, field) not in STARTS:
                     comp = f"var_{section}_{field}"
-                    pop.add_component(comp, value.mean())
-                    self.sampled[(section, field)] = (comp, value, bounds_of(info))
+                    b = bounds_of(info)
+                    if old_sampled.get((section, field), (None, None))[1] != value:
+                        rng = self._draw_rng
+                        pop.add_drawn_component(comp, lambda k, d=value, b=b: d.sample(rng, k, b.lo, b.hi),
+                                                value.mean())
+                    self.sampled[(section, field)] = (comp, value)
+        for key, (comp, _) in old_sampled.items():
+            if key not in self.sampled:
+                pop.drop_draw(comp)
         # variation of the pipeline's own numbers
         self.slot_rows = [(slot.row, slot.params.label or slot.spec.name, slot.spec.name) for slot in self.pipeline.slots]
         self.rows = self.pipeline.results.behaviours
@@ -170,8 +179,6 @@ class SpeciesEco:
         k = rows.size
         if k == 0:
             return
-        for (section, field), (comp, dist, b) in self.sampled.items():
-            pop.component(comp)[rows] = dist.sample(rng, k, b.lo, b.hi)
         eco = self.eco
 
         def start(section: str, field: str, comp: str, default) -> None:

@@ -89,8 +89,9 @@ class World:
     def species_rng(self, index: int, stream: int = 0) -> np.random.Generator:
         """An independent generator per species (and per ``stream`` of it), derived from the simulation seed.
 
-        Stream 0 places the initial animals; other streams serve other draws (stream 1:
-        per-animal behaviour parameters) so adding one never shifts another.
+        Stream 0 places the initial animals; the others serve the per-animal draws of
+        individual variation (1: behaviour parameters, 2: mover parameters, 3: ecology
+        numbers), so adding one kind of draw never shifts another.
         """
         key = (index,) if stream == 0 else (index, stream)
         return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
