@@ -9,14 +9,17 @@ share. A step reads one snapshot and writes the next:
 """
 from __future__ import annotations
 
-import math
+import copy
 import time as _time
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import Callable, Iterable, Optional, Union
 
 import numpy as np
 
-from .config import load_scenario_config
+from .config import ConfigError, load_scenario_config, validate_scenario
+from .config.errors import Problem
+from .config.io import apply_override
+from .config.models import ScenarioBase
 from .metrics import local_polarization, milling, nearest_neighbor_distance, polarization
 from .steering import registry
 from .steering.per_animal import bind_draws
@@ -27,6 +30,89 @@ from .world.layout import spatial_order
 #: large populations are re-sorted into grid-cell order this often (steps)
 REORDER_EVERY = 16
 REORDER_MIN_ANIMALS = 4096
+
+
+#: the ``format`` field of :meth:`Simulation.snapshot` data
+SNAPSHOT_FORMAT = "starling.snapshot/1"
+
+
+def _restore_pickled(snapshot: dict) -> "Simulation":
+    return Simulation.restore(snapshot)
+
+
+class ReadOnlyPopulation:
+    """One population's arrays as read-only views (what an observer sees)."""
+
+    __slots__ = ("_pop",)
+
+    def __init__(self, pop: Population):
+        self._pop = pop
+
+    @property
+    def name(self) -> str:
+        return self._pop.name
+
+    @property
+    def n(self) -> int:
+        return self._pop.n
+
+    @property
+    def component_names(self) -> tuple[str, ...]:
+        return self._pop.component_names
+
+    def component(self, name: str) -> np.ndarray:
+        return _frozen(self._pop.component(name))
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _frozen(getattr(self._pop, name))
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class StepView:
+    """What an observer is handed after a step: the clock and read-only populations.
+
+    Valid during the callback; copy what you keep. ``sim`` is there for the read-only
+    helpers (``metrics()``, ``scene()``, ``inspect()``); changing the simulation from an
+    observer is not supported.
+    """
+
+    def __init__(self, sim: "Simulation"):
+        self.sim = sim
+        self.step = sim.step_count
+        self.time = sim.time
+        self.dt = sim.dt
+        self.species = sim.species
+        self.tags = sim.world.tags
+
+    def population(self, name: str) -> ReadOnlyPopulation:
+        return ReadOnlyPopulation(self.sim.world.population(name))
+
+    @property
+    def populations(self) -> dict[str, ReadOnlyPopulation]:
+        """Every population: the species, then what systems made (apples, sounds, the player, …)."""
+        return {name: ReadOnlyPopulation(pop) for name, pop in self.sim.world.populations.items()}
+
+
+class Observer:
+    """A callback attached to a simulation by :meth:`Simulation.observe`."""
+
+    def __init__(self, sim: "Simulation", callback: Callable[[StepView], None], every: int):
+        self._sim = sim
+        self.callback = callback
+        self.every = every
+
+    def close(self) -> None:
+        """Stop being called (idempotent)."""
+        observers = self._sim._observers
+        if self in observers:
+            observers.remove(self)
 
 
 class PlayerUnavailable(AttributeError, ValueError):
@@ -60,29 +146,84 @@ class _PlayerAction:
 
 
 class Simulation:
-    """A running scenario. Read any population's arrays between steps."""
+    """A running scenario. Read any population's arrays between steps.
+
+    Built fresh from a config, from a :meth:`snapshot` (:meth:`restore`), or from the
+    running state and an edited config (:meth:`reconfigure`): the three share one build
+    path, so whatever a fresh simulation sets up, a restored or reconfigured one does too.
+    """
 
     def __init__(self, scenario, *, record_debug: bool = True):
+        self._build(scenario, record_debug=record_debug)
+
+    # ------------------------------------------------------------------ building
+    def _build(self, scenario, *, record_debug: bool, state: Optional[dict] = None, previous=None,
+               reuse: Optional["Simulation"] = None) -> None:
+        """Set everything up from ``scenario``; with ``state``, continue from it.
+
+        ``previous`` is the config ``state`` was running under: what it shares with
+        ``scenario`` is kept (drawn parameters, counts), what changed is rebuilt. ``reuse``
+        is the simulation being replaced, whose static parts (environment geometry) may serve again.
+        """
         self.scenario = scenario
+        self.previous_scenario = previous
         self.record_debug = record_debug
+        self.reused = reuse
         w = scenario.world
         self.world = World(scenario.dt, scenario.seed, w.bounds_min, w.bounds_max, w.wrap)
         self.pipelines: list[SpeciesPipeline] = []
         self.movers = []
         self.mover_draws: list[tuple] = []  # per species: (field, component) of mover parameters drawn per animal
         self.last_step_ms = 0.0
+        self._observers: list[Observer] = []
+        self._queued_sets: list[str] = []
+        #: per population, the first row of the animals this build spawned (the rest were restored)
+        self.fresh_from: dict[str, int] = {}
+        if state is not None:
+            keep = {sp.name for sp in scenario.species}
+            dropped = {sp.name for sp in (previous.species if previous is not None else ())} - keep
+            world_state = dict(state["world"])
+            world_state["populations"] = {k: v for k, v in world_state["populations"].items() if k not in dropped}
+            self.world.load_state(world_state)
+        old_species = {sp.name: sp for sp in (previous.species if previous is not None else ())}
+        spawns = []
         for index, sp in enumerate(scenario.species):
             mover_spec = registry.get_mover(sp.mover.kind)
             mover = mover_spec.factory(sp.mover)
-            pop = Population(sp.name, capacity=max(sp.count, 16), components=sp.components)
-            self.world.add_population(pop)
-            self._spawn_initial(pop, sp, index, planar=getattr(mover, "planar", False))
+            planar = getattr(mover, "planar", False)
+            old = old_species.get(sp.name)
+            pop = self.world.populations.get(sp.name)
+            if pop is None:
+                pop = self.world.add_population(Population(sp.name, capacity=max(sp.count, 16), components=sp.components))
+                target = sp.count
+            else:
+                target = sp.count if old is None or old.count != sp.count else pop.n
+            for name, value in sp.components.items():
+                if pop.has_component(name) and old is not None and old.components.get(name) != value:
+                    pop.component(name)[:] = value  # a changed start value applies to everyone
+                pop.add_component(name, value)
+                pop._component_defaults[name] = float(value)
+            if target < pop.n:  # fewer: the newest animals leave
+                pop.remove_rows(np.argsort(pop.uid, kind="stable")[target:])
             self.movers.append(mover)
-            self.mover_draws.append(bind_draws(pop, sp.mover, "mover_", self.world.species_rng(index, stream=2), {}))
-            self.pipelines.append(SpeciesPipeline(sp, index, self.world, planar=getattr(mover, "planar", False),
-                                                  max_speed=sp.mover.max_speed))
+            old_mover = old.mover.varied if old is not None and old.mover.kind == sp.mover.kind else {}
+            self.mover_draws.append(bind_draws(pop, sp.mover, "mover_", self.world.species_rng(index, stream=2),
+                                               old_mover))
+            self.pipelines.append(SpeciesPipeline(sp, index, self.world, planar=planar,
+                                                  max_speed=sp.mover.max_speed, previous=old))
+            spawns.append((pop, sp, index, planar, target - pop.n))
+        for pop, sp, index, planar, k in spawns:
+            self.fresh_from[sp.name] = pop.n
+            if k > 0:
+                self._spawn(pop, sp, index, planar, k)
+        if state is not None:
+            for mover, mover_state in zip(self.movers, self._mover_states(state, scenario, previous)):
+                if mover_state is not None and hasattr(mover, "load_state"):
+                    mover.load_state(mover_state)
 
         self.systems = []
+        saved = (state or {}).get("systems", {})
+        self.saved_systems = frozenset(saved)
         for sec in registry.sections():
             if sec.factory is None:
                 continue
@@ -91,12 +232,24 @@ class Simulation:
             if present:
                 system = sec.factory(self)
                 if system is not None:
+                    if system.name in saved:
+                        system.load_state(self, saved[system.name])
                     self.systems.append(system)
+        self._queued_sets = list((state or {}).get("queued_sets", ())) if previous is scenario else []
+        self.previous_scenario = None
+        self.reused = None
+        self.saved_systems = frozenset()
 
-    # ------------------------------------------------------------------ setup
-    def _spawn_initial(self, pop: Population, sp, index: int, planar: bool) -> None:
+    @staticmethod
+    def _mover_states(state: dict, scenario, previous) -> list:
+        """The saved state of each species' mover, where the species and its mover kind remain."""
+        saved = state.get("movers", {})
+        old = {sp.name: sp.mover.kind for sp in (previous.species if previous is not None else ())}
+        return [saved.get(sp.name) if old.get(sp.name) == sp.mover.kind else None for sp in scenario.species]
+
+    def _spawn(self, pop: Population, sp, index: int, planar: bool, n: int) -> None:
+        """``n`` newcomers by the species' spawn rules (its own seeded stream)."""
         rng = self.world.species_rng(index)
-        n = sp.count
         s = sp.spawn
         center = np.asarray(s.center, np.float64)
         if s.shape == "box":
@@ -116,6 +269,97 @@ class Simulation:
         vel = heading * speed
         pop.append(self.world.new_uids(n), pos.astype(np.float32), vel.astype(np.float32),
                    forward=heading.astype(np.float32))
+
+    # ------------------------------------------------------------------ state
+    def snapshot(self) -> dict:
+        """The whole state as plain data: config, arrays, components, random generators,
+        clock, movers, systems (brains, ecology, pending events) and queued changes.
+
+        :meth:`restore` continues from it exactly as this simulation would have.
+        Take it between steps. Values are copies: later steps do not change it.
+        """
+        return {
+            "format": SNAPSHOT_FORMAT,
+            "config": self.scenario.model_dump(mode="json"),
+            "base_dir": self.scenario.base_dir,
+            "record_debug": self.record_debug,
+            "world": self.world.state(),
+            "movers": {sp.name: m.state() for sp, m in zip(self.scenario.species, self.movers) if hasattr(m, "state")},
+            "systems": {system.name: system.state(self) for system in self.systems},
+            "queued_sets": list(self._queued_sets),
+        }
+
+    @classmethod
+    def restore(cls, snapshot: dict) -> "Simulation":
+        """A simulation continuing from ``snapshot`` (see :meth:`snapshot`)."""
+        if not isinstance(snapshot, dict) or snapshot.get("format") != SNAPSHOT_FORMAT:
+            raise ValueError(f"not a Starling snapshot (expected format {SNAPSHOT_FORMAT!r})")
+        scenario = validate_scenario(copy.deepcopy(snapshot["config"]), base_dir=snapshot.get("base_dir"))
+        sim = cls.__new__(cls)
+        sim._build(scenario, record_debug=snapshot.get("record_debug", True), state=snapshot, previous=scenario)
+        return sim
+
+    def __reduce__(self):
+        """Pickle through the snapshot: a simulation sent to another process continues there."""
+        return (_restore_pickled, (self.snapshot(),))
+
+    def reconfigure(self, config, source: str = "") -> None:
+        """Apply a whole scenario config to the running simulation, between two steps.
+
+        ``config`` is a scenario model or plain data (parsed TOML). Everything is validated
+        and built before anything is swapped: a change that fails raises
+        :class:`~starling.config.ConfigError` naming the config path and leaves this
+        simulation exactly as it was. Animals that remain keep their state; a changed
+        ``count`` spawns newcomers by the spawn rules or removes the newest animals; a new
+        species spawns, a removed one leaves. Observers stay attached.
+        """
+        scenario = self._validated(config, source)
+        state = self.snapshot()
+        new = Simulation.__new__(Simulation)
+        new._build(scenario, record_debug=self.record_debug, state=state, previous=self.scenario, reuse=self)
+        observers = self._observers
+        self.__dict__.update(new.__dict__)
+        self._observers = observers
+
+    def set(self, *assignments: str) -> None:
+        """Change parameters now: ``sim.set("species.bird.count=500", "seed=3")`` (the ``--set`` syntax)."""
+        data = self.config_data()
+        for text in assignments:
+            apply_override(data, text)
+        self.reconfigure(data)
+
+    def queue_set(self, assignment: str) -> None:
+        """Apply a ``path=value`` change at the end of the current step (what a scripted ``set`` event does)."""
+        self._queued_sets.append(str(assignment))
+
+    def config_data(self) -> dict:
+        """The running config as plain data (what :meth:`reconfigure` takes back, edited)."""
+        return self.scenario.model_dump(mode="json", exclude_none=True)
+
+    def _validated(self, config, source: str):
+        base_dir = self.scenario.base_dir
+        if isinstance(config, dict):
+            return validate_scenario(copy.deepcopy(config), source, base_dir=base_dir)
+        if isinstance(config, ScenarioBase):
+            if config.base_dir is None and base_dir is not None:
+                config = config.model_copy()
+                config.with_base_dir(base_dir)
+            return config
+        raise ConfigError([Problem("", f"expected a scenario config or a table of its fields, "
+                                       f"not {type(config).__name__}")], source)
+
+    # ------------------------------------------------------------------ observers
+    def observe(self, callback: Callable[["StepView"], None], every: int = 1) -> "Observer":
+        """Call ``callback(view)`` after every ``every``-th step with a read-only :class:`StepView`.
+
+        This is how anything watches a run (the browser's frames, live metrics, a
+        recorder). Returns the :class:`Observer`; ``observer.close()`` detaches it.
+        """
+        if int(every) < 1:
+            raise ValueError("every must be a whole number of steps >= 1")
+        observer = Observer(self, callback, int(every))
+        self._observers.append(observer)
+        return observer
 
     # ------------------------------------------------------------------ stepping
     @property
@@ -153,7 +397,17 @@ class Simulation:
         for _ in range(int(n)):
             t0 = _time.perf_counter()
             self._step_once()
+            if self._queued_sets:
+                queued, self._queued_sets = self._queued_sets, []
+                self.set(*queued)
             self.last_step_ms = (_time.perf_counter() - t0) * 1000.0
+            if self._observers:
+                step = self.world.clock.step
+                view = None
+                for observer in tuple(self._observers):
+                    if step % observer.every == 0:
+                        view = view or StepView(self)
+                        observer.callback(view)
 
     def _step_once(self) -> None:
         world = self.world
@@ -180,24 +434,6 @@ class Simulation:
         world.clock.advance()
         if world.clock.step % REORDER_EVERY == 0:
             self._restore_locality()
-
-    def set_mover(self, index: int, params) -> None:
-        """Give species ``index`` a new mover configuration during a run.
-
-        Parameters whose distribution changed are drawn afresh for every animal; the
-        pipeline's defaults that follow the mover (``max_speed``) follow it.
-        """
-        old = self.scenario.species[index].mover
-        mover = registry.get_mover(params.kind).factory(params)
-        previous = self.movers[index]
-        environment = getattr(previous, "environment", None)
-        if environment is not None and hasattr(mover, "attach_environment"):
-            mover.attach_environment(environment)
-        self.movers[index] = mover
-        self.pipelines[index].max_speed = float(params.max_speed)
-        pop = self.world.population(self.pipelines[index].name)
-        self.mover_draws[index] = bind_draws(pop, params, "mover_", self.world.species_rng(index, stream=2),
-                                             old.varied if old.kind == params.kind else {})
 
     def _restore_locality(self) -> None:
         """Sort big populations by grid cell so neighbours are neighbours in memory too."""

@@ -9,6 +9,9 @@ hooks into the fixed order of a step (DESIGN §4)::
     (command buffer applied)
     after_commands     react to kills/spawns (counters, carcasses)
 
+A system is rebuilt whenever the simulation is restored or reconfigured; what it must
+carry over it returns from :meth:`System.state` and takes back in :meth:`System.load_state`.
+
 Systems only touch the world through populations, components and the command buffer,
 so the snapshot rule holds: everything they read in ``after_move`` is the moved state
 of this step, everything structural waits for the end of the step.
@@ -34,6 +37,15 @@ class System:
 
     def after_commands(self, sim: "Simulation", killed: dict) -> None:
         """After spawns, kills and tag changes took effect (``killed``: uids per species)."""
+
+    def state(self, sim: "Simulation") -> dict[str, Any]:
+        """Everything this system changes while running that populations do not hold, as plain
+        data (numbers, strings, lists, dicts, NumPy arrays, generator states); see ``Simulation.snapshot``."""
+        return {}
+
+    def load_state(self, sim: "Simulation", state: dict[str, Any]) -> None:
+        """Continue from ``state`` (what :meth:`state` returned), on a system just built from the
+        same config or an edited one (``sim.previous_scenario`` is the config ``state`` ran under)."""
 
     def health(self, sim: "Simulation") -> dict[str, Any]:
         """Extra health counters for ``starling run --json`` (all zero when healthy)."""

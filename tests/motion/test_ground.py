@@ -42,7 +42,7 @@ def walk(mover, state, desired, seconds, dt=1 / 30):
         mover.move(pos, vel, fwd, up, d, dt)
         track.append(pos[0].astype(np.float64))
         speeds.append(vel[0].astype(np.float64))
-        states.append(int(mover.state[0]))
+        states.append(int(mover.state_array[0]))
     return np.array(track), np.array(speeds), states
 
 

@@ -46,6 +46,20 @@ EVENT_FLAGS = tuple(EVENT_COMPONENTS.values())
 DEFAULTS = {"eating": EatingConfig(), "hunger": HungerConfig()}
 
 
+def _sampled_of(eco) -> dict:
+    """(section, field) -> (component, distribution) of an ecology config's per-animal draws."""
+    out = {}
+    for section in SAMPLED:
+        sub = getattr(eco, section, None) if eco is not None else None
+        if sub is None:
+            continue
+        for field in type(sub).model_fields:
+            value = getattr(sub, field)
+            if isinstance(value, Distribution) and (section, field) not in STARTS:
+                out[(section, field)] = (f"var_{section}_{field}", value)
+    return out
+
+
 class SpeciesEco:
     """The ecology of one species at run time: its config, drawn parameters, brain and buffers."""
 
@@ -57,6 +71,12 @@ class SpeciesEco:
         self.name = self.pipeline.name
         self.pop: Population = sim.world.population(self.name)
         self._draw_rng = sim.world.species_rng(index, stream=3)  # ecology numbers drawn per animal
+        previous = getattr(sim, "previous_scenario", None)
+        before = next((sp for sp in (previous.species if previous is not None else ()) if sp.name == self.name), None)
+        if before is not None:  # a restored or reconfigured run: keep what the animals drew, remap brain states
+            self.sampled = _sampled_of(getattr(before, "ecology", None))
+            brain_cfg = getattr(before, "brain", None)
+            self._previous_states = [st.name for st in brain_cfg.states] if brain_cfg is not None else None
         self.configure(sim.scenario.species[index])
 
     # ------------------------------------------------------------------ configuration
@@ -94,10 +114,12 @@ class SpeciesEco:
                 if isinstance(value, Distribution) and (section, field) not in STARTS:
                     comp = f"var_{section}_{field}"
                     b = bounds_of(info)
-                    if old_sampled.get((section, field), (None, None))[1] != value:
-                        rng = self._draw_rng
-                        pop.add_drawn_component(comp, lambda k, d=value, b=b: d.sample(rng, k, b.lo, b.hi),
-                                                value.mean())
+                    rng = self._draw_rng
+                    draw = (lambda k, d=value, b=b: d.sample(rng, k, b.lo, b.hi))
+                    if old_sampled.get((section, field), (None, None))[1] != value or not pop.has_component(comp):
+                        pop.add_drawn_component(comp, draw, value.mean())
+                    else:
+                        pop.set_draw(comp, draw, value.mean())
                     self.sampled[(section, field)] = (comp, value)
         for key, (comp, _) in old_sampled.items():
             if key not in self.sampled:
@@ -118,12 +140,13 @@ class SpeciesEco:
                 self.weight_vars.append((np.asarray(rows, np.int64), comp, dist))
         # brain
         old = getattr(self, "brain", None)
+        old_names = old.names if old is not None else getattr(self, "_previous_states", None)
         self.brain: Optional[Brain] = None
         if self.brain_cfg is not None:
             self.brain = Brain(self.brain_cfg, self.slot_rows, self.rows, self.mover_max)
-            if old is not None and pop.n:  # a reconfigured brain keeps states by name
+            if old_names and pop.n and old_names != self.brain.names:  # a reconfigured brain keeps states by name
                 ids = pop.component("state").astype(np.int64)
-                remap = np.array([self.brain.ids.get(name, self.brain.initial) for name in old.names], np.float32)
+                remap = np.array([self.brain.ids.get(name, self.brain.initial) for name in old_names], np.float32)
                 pop.component("state")[:] = remap[np.clip(ids, 0, len(remap) - 1)]
         self.drain_ids = None
         if self.eco is not None and self.eco.stamina is not None and self.eco.stamina.drain_states and self.brain:
@@ -342,9 +365,7 @@ class EcologySystem(System):
         self.populations = {}
         for name, comps in ((S.SOUND, S.COMPONENTS), (I.APPLE, I.COMPONENTS), (I.CARCASS, I.COMPONENTS),
                             (PLAYER, {"still_time": 0.0})):
-            pop = Population(name, capacity=16, components=comps)
-            world.add_population(pop)
-            self.populations[name] = pop
+            self.populations[name] = world.ensure_population(name, comps)
         self.species = [SpeciesEco(self, i) for i in range(len(sim.pipelines))]
         self.by_name = {sp.name: sp for sp in self.species}
         self.counters = {sp.name: {"deaths": 0, "eaten": 0, "caught": 0} for sp in self.species}
@@ -358,15 +379,18 @@ class EcologySystem(System):
         self._walk_to: Optional[np.ndarray] = None
         self._player_moved = 0.0
         player = self.cfg.player
-        if player is not None:
+        if player is None:
+            self.populations[PLAYER].remove_rows(np.arange(self.populations[PLAYER].n))
+        elif self.populations[PLAYER].n == 0:
             look = unit(player.look, "look")
             self.populations[PLAYER].append(world.new_uids(1), np.float32([player.position]),
                                             np.zeros((1, 3), np.float32), forward=np.float32([look]))
         events = getattr(sim.scenario, "events", None)
         self.timeline = sorted(enumerate(events or ()), key=lambda e: (e[1].at, e[0]))
         self._next_event = 0
-        for sp in self.species:
-            sp.births(self.rng)
+        if self.name not in getattr(sim, "saved_systems", ()):  # a restored system births after load_state
+            for sp in self.species:
+                sp.births(self.rng)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -925,7 +949,9 @@ class EcologySystem(System):
             elif uids.size:
                 self.retag(ev.species, uids, add=ev.add, remove=ev.remove)
         elif kind == "set":
-            self.apply_set(ev.path, ev.value)
+            from .config import toml_value
+
+            self.sim.queue_set(f"{ev.path}={toml_value(ev.value)}")
         elif kind == "move_player":
             if ev.to is not None:
                 self.walk_player(ev.to)
@@ -959,51 +985,39 @@ class EcologySystem(System):
         heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-12)
         self.spawn(ev.species, pos.astype(np.float32), (heading * ev.speed).astype(np.float32), tags=ev.tags)
 
-    # ------------------------------------------------------------------ changing parameters during a run
-    def apply_set(self, path: str, value) -> None:
-        """Change one parameter now, with the same path syntax as ``--set`` (validated like a scenario)."""
-        from ..config.io import apply_override, validate_scenario
-        from ..steering.queries.neighbors import NeighborQuerySpec as Spec
-        from .config import toml_value
+    # ------------------------------------------------------------------ state
+    def state(self, sim) -> dict:
+        return {
+            "rng": self.rng.bit_generator.state,
+            "counters": {k: dict(v) for k, v in self.counters.items()},
+            "causes": {k: dict(v) for k, v in self.causes.items()},
+            "shots": self.shots,
+            "apples_thrown": self.apples_thrown,
+            "dying": {k: sorted(int(u) for u in v) for k, v in self._dying.items()},
+            "despawned": {k: sorted(int(u) for u in v) for k, v in self._despawned.items()},
+            "walk_to": None if self._walk_to is None else [float(x) for x in self._walk_to],
+            "player_moved": self._player_moved,
+            "events": [ev.model_dump(mode="json") for _, ev in self.timeline],
+            "next_event": self._next_event,
+        }
 
-        sim = self.sim
-        old = sim.scenario
-        data = old.model_dump(mode="json", exclude_none=True)
-        data.pop("events", None)
-        apply_override(data, f"{path}={toml_value(value)}")
-        new = validate_scenario(data)
-        world = self.world
-        for i, (o, s) in enumerate(zip(old.species, new.species)):
-            pipeline = sim.pipelines[i]
-            if o.mover != s.mover:
-                sim.set_mover(i, s.mover)
-            if o.merger != s.merger:
-                pipeline.merger = s.merger
-            for g, (og, ng) in enumerate(zip(o.groups, s.groups)):
-                group = pipeline.groups[g]
-                if og.query != ng.query:
-                    q = ng.query
-                    group.query = Spec(max_distance=q.max_distance, k=q.k, fov_deg=q.fov_deg, mode=q.mode,
-                                       method=q.method)
-                    group.targets = list(q.targets) or [s.name]
-                    group.include_bits = world.tag_bits(q.tags)
-                    group.exclude_bits = world.tag_bits(q.exclude_tags)
-                for b, params in enumerate(getattr(ng, "behaviors", [])):
-                    pipeline.set_params(group.behaviors[b], params, ng.query)
-            for g, ng in enumerate(getattr(s, "ray_groups", [])):
-                for b, params in enumerate(getattr(ng, "behaviors", [])):
-                    pipeline.set_params(pipeline.ray_groups[g].behaviors[b], params, ng.query)
-            for b, params in enumerate(getattr(s, "behaviors", [])):
-                pipeline.set_params(pipeline.simple[b], params, None)
-            pop = world.population(s.name)
-            for name, v in s.components.items():
-                if o.components.get(name) != v:
-                    if pop.has_component(name):
-                        pop.component(name)[:] = v
-                    pop.add_component(name, v)
-                    pop._component_defaults[name] = float(v)
-            if any(getattr(o, k, None) != getattr(s, k, None) for k in ("ecology", "brain", "variation", "mover")):
-                self.species[i].configure(s)
-        if getattr(old, "ecology", None) != getattr(new, "ecology", None):
-            self.cfg = new.ecology or EcologyConfig()
-        sim.scenario = new.model_copy(update={"events": getattr(old, "events", None)})
+    def load_state(self, sim, state: dict) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        for name, counts in state["counters"].items():
+            if name in self.counters:
+                self.counters[name].update(counts)
+        for name, causes in state["causes"].items():
+            if name in self.causes:
+                self.causes[name].update(causes)
+        self.shots = int(state["shots"])
+        self.apples_thrown = int(state["apples_thrown"])
+        self._dying = defaultdict(set, {k: set(v) for k, v in state["dying"].items()})
+        self._despawned = defaultdict(set, {k: set(v) for k, v in state["despawned"].items()})
+        self._walk_to = None if state["walk_to"] is None else np.asarray(state["walk_to"], np.float64)
+        self._player_moved = float(state["player_moved"])
+        if state["events"] == [ev.model_dump(mode="json") for _, ev in self.timeline]:
+            self._next_event = int(state["next_event"])
+        else:  # an edited timeline: what is due from now on still happens
+            self._next_event = sum(1 for _, ev in self.timeline if ev.at < sim.time - 1e-9)
+        for sp in self.species:  # newcomers of a reconfiguration (a raised count, a new species)
+            sp.births(self.rng)

@@ -313,10 +313,18 @@ class EnvironmentSystem(System):
         from .scene import Environment
 
         cfg = sim.scenario.environment
-        try:
-            self.environment = Environment.from_config(cfg, base_dir=sim.scenario.base_dir)
-        except EnvironmentError_ as e:
-            raise ConfigError([Problem("environment", str(e))]) from None
+        before = getattr(sim, "reused", None)
+        kept = next((x for x in getattr(before, "systems", ()) if isinstance(x, EnvironmentSystem)), None)
+        if kept is not None and kept.config == cfg and before.scenario.base_dir == sim.scenario.base_dir:
+            self.environment = kept.environment  # static geometry: a reconfiguration keeps it when unchanged
+            self._scene = kept._scene
+        else:
+            try:
+                self.environment = Environment.from_config(cfg, base_dir=sim.scenario.base_dir)
+            except EnvironmentError_ as e:
+                raise ConfigError([Problem("environment", str(e))]) from None
+            self._scene = None
+        self.config = cfg
         env = self.environment
         self.held = np.zeros(1, np.int64)  # animals held back at a medium's edge, since the start
         self.bodies: list[Body] = []
@@ -336,8 +344,13 @@ class EnvironmentSystem(System):
             pop = sim.population(sp.name)
             self.bodies.append(Body(sp.name, index, body.radius, medium, mask, mask | ground_bits, offset,
                                     body.skin_width, np.zeros((pop.capacity, 3), np.float32)))
-        self._scene: Optional[dict] = None
         self._place_initial(sim)
+
+    def state(self, sim) -> dict:
+        return {"held": self.held.copy()}
+
+    def load_state(self, sim, state: dict) -> None:
+        self.held[:] = state["held"]
 
     # ------------------------------------------------------------------ start positions
     def _place_initial(self, sim) -> None:
@@ -351,7 +364,11 @@ class EnvironmentSystem(System):
             sp = sim.scenario.species[body.index]
             rng = np.random.default_rng(np.random.SeedSequence(sim.world.seed, spawn_key=(body.index, 7919)))
             pos = pop.position
-            todo = np.arange(pop.n)
+            first = getattr(sim, "fresh_from", {}).get(body.name, 0)  # restored animals stay where they are
+            todo = np.arange(first, pop.n)
+            if todo.size == 0:
+                continue
+            fresh = slice(first, pop.n)
             for _ in range(PLACEMENT_ATTEMPTS):
                 candidates = pos[todo]
                 bad = self._fix_start(body, candidates)
@@ -367,13 +384,13 @@ class EnvironmentSystem(System):
                     f"({body.medium}) inside the spawn region; move or enlarge it")])
             if body.medium == "ground":
                 # walkers start walking: horizontal velocity and heading
-                pop.velocity[:, 1] = 0.0
-                f = pop.forward.copy()
+                pop.velocity[fresh, 1] = 0.0
+                f = pop.forward[fresh].copy()
                 f[:, 1] = 0.0
                 length = np.linalg.norm(f, axis=1, keepdims=True)
                 f = np.where(length > 1e-6, f / np.maximum(length, 1e-12), np.array([0.0, 0.0, 1.0], np.float32))
-                pop.forward[:] = f
-                pop.up[:] = (0.0, 1.0, 0.0)
+                pop.forward[fresh] = f
+                pop.up[fresh] = (0.0, 1.0, 0.0)
 
     def _fix_start(self, body: Body, pos: np.ndarray) -> np.ndarray:
         """Settle valid candidates in place (on the ground, under the surface) and flag the rest."""

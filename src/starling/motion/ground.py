@@ -360,8 +360,20 @@ class GroundMover:
         self._maxd = np.zeros(cap, np.float32)
         self._hits = RayHits.allocate(cap)
         #: state of each animal after the last move: GROUNDED, FALLING or SWIMMING
-        self.state = np.zeros(cap, np.int8)
+        previous = getattr(self, "state_array", np.zeros(0, np.int8))
+        self.state_array = np.zeros(cap, np.int8)
+        self.state_array[: previous.size] = previous
         self._cap = cap
+
+    def state(self) -> dict:
+        """Each animal's walking state (grounded, falling, swimming), by row, for snapshots."""
+        return {"state": self.state_array[: self._cap].copy() if self._cap else np.zeros(0, np.int8)}
+
+    def load_state(self, saved: dict) -> None:
+        rows = np.asarray(saved["state"], np.int8)
+        if rows.size:
+            self._grow(rows.size)
+            self.state_array[: rows.size] = rows
 
     def move(self, position, velocity, forward, up, desired, dt, *, wrap=None, parallel=False,
              speed_scale=None, accel_scale=None, drawn=None) -> None:
@@ -389,7 +401,7 @@ class GroundMover:
         origins = self._origins[:n]
         down = self._down[:n]
         maxd = self._maxd[:n]
-        state = self.state[:n]
+        state = self.state_array[:n]
         _probe_before(position, p, origins, maxd)
         h = cast_rays(env, origins, down, maxd, self.mask, out=self._hits, parallel=parallel)
         args = (position, velocity, desired, h.hit, h.distance, h.normal, origins, maxd, wf, wi, poly, p,

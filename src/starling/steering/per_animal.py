@@ -39,9 +39,12 @@ def bind_draws(population, params, prefix: str, rng: np.random.Generator, old: d
     pairs = []
     for name, dist in params.varied.items():
         comp = f"{prefix}{name}"
-        if old.get(name) != dist:
-            b = bounds_of(fields[name])
-            population.add_drawn_component(comp, lambda k, d=dist, b=b: d.sample(rng, k, b.lo, b.hi), dist.mean())
+        b = bounds_of(fields[name])
+        draw = (lambda k, d=dist, b=b: d.sample(rng, k, b.lo, b.hi))
+        if old.get(name) != dist or not population.has_component(comp):
+            population.add_drawn_component(comp, draw, dist.mean())
+        else:  # unchanged: the animals keep what they drew, newcomers draw the same way
+            population.set_draw(comp, draw, dist.mean())
         pairs.append((name, comp))
     for name in old.keys() - params.varied.keys():
         population.drop_draw(f"{prefix}{name}")

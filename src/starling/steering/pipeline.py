@@ -143,10 +143,19 @@ def _drop_rows(index, distance, count, self_row, keep):
         count[i] = w
 
 
+def _previous_draws(species_cfg) -> dict:
+    """Row -> (behaviour kind, its distributions) of a species config, rows numbered as the pipeline numbers them."""
+    params = [b for g in species_cfg.groups for b in getattr(g, "behaviors", [])]
+    params += [b for g in getattr(species_cfg, "ray_groups", []) for b in getattr(g, "behaviors", [])]
+    params += list(getattr(species_cfg, "behaviors", []))
+    return {row: (p.kind, p.varied) for row, p in enumerate(params)}
+
+
 class SpeciesPipeline:
     """Builds and runs one species' groups, simple behaviours and merger."""
 
-    def __init__(self, species_cfg, species_index: int, world: World, *, planar: bool, max_speed: float):
+    def __init__(self, species_cfg, species_index: int, world: World, *, planar: bool, max_speed: float,
+                 previous=None):
         if species_cfg.groups:
             from .queries.neighbors import NeighborQuerySpec
 
@@ -160,6 +169,9 @@ class SpeciesPipeline:
         self.slots: list[BehaviorSlot] = []
         self.groups: list[NeighborGroup] = []
         self.simple: list[BehaviorSlot] = []
+        # the draws of the config this species ran under before (a restored or reconfigured run):
+        # a behaviour at the same row, of the same kind, with the same distribution keeps its animals' draws
+        self._previous = _previous_draws(previous) if previous is not None else {}
         row = 0
         for g, gcfg in enumerate(species_cfg.groups):
             q = gcfg.query
@@ -219,23 +231,10 @@ class SpeciesPipeline:
     def _slot(self, params, row: int, query) -> BehaviorSlot:
         params = self._fill(params, query)
         slot = BehaviorSlot(get_behavior(params.kind), params, params.kernel_params(), row)
-        self._draw(slot, {})
+        kind, old = self._previous.get(row, (None, {}))
+        self._draw(slot, old if kind == params.kind else {})
         self.slots.append(slot)
         return slot
-
-    def set_params(self, slot: BehaviorSlot, params, query) -> None:
-        """Give a behaviour new settings during a run (``query``: its group's, None for a simple one).
-
-        A parameter whose distribution changed is drawn afresh for every animal; one that
-        became a plain number is shared again.
-        """
-        params = self._fill(params, query)
-        if params == slot.params:
-            return
-        old = slot.params.varied
-        slot.params = params
-        slot.kernel_params = params.kernel_params()
-        self._draw(slot, old)
 
     def _draw(self, slot: BehaviorSlot, old: dict) -> None:
         """One component per parameter drawn per animal, named ``param_<row>_<field>``."""

@@ -46,6 +46,25 @@ class CommandBuffer:
     def retag(self, species: str, uids, add: Sequence[str] = (), remove: Sequence[str] = ()) -> None:
         self._retags.append((species, np.atleast_1d(np.asarray(uids, np.int64)), tuple(add), tuple(remove)))
 
+    def state(self) -> dict:
+        """Pending changes as plain data (a snapshot taken between steps after a player action)."""
+        return {
+            "spawns": [{"species": s.species, "position": s.position.copy(), "velocity": s.velocity.copy(),
+                        "components": None if s.components is None else
+                        {k: np.asarray(v).copy() for k, v in s.components.items()},
+                        "tags": list(s.tags)} for s in self._spawns],
+            "kills": [[species, uids.copy()] for species, uids in self._kills],
+            "retags": [[species, uids.copy(), list(add), list(remove)] for species, uids, add, remove in self._retags],
+        }
+
+    def load_state(self, state: dict) -> None:
+        self._spawns = [_Spawn(s["species"], np.asarray(s["position"], np.float32),
+                               np.asarray(s["velocity"], np.float32), s["components"], tuple(s["tags"]))
+                        for s in state["spawns"]]
+        self._kills = [(species, np.asarray(uids, np.int64)) for species, uids in state["kills"]]
+        self._retags = [(species, np.asarray(uids, np.int64), tuple(add), tuple(remove))
+                        for species, uids, add, remove in state["retags"]]
+
     def __len__(self) -> int:
         return len(self._spawns) + len(self._kills) + len(self._retags)
 

@@ -116,6 +116,11 @@ class Population:
         if self.n:
             self._buffers[name][: self.n] = draw(self.n)
 
+    def set_draw(self, name: str, draw: Callable[[int], np.ndarray], default: float = 0.0) -> None:
+        """Like :meth:`add_drawn_component` but keeps the values animals already drew (a restored run)."""
+        self.add_component(name, default)
+        self._draws[name] = draw
+
     def drop_draw(self, name: str) -> None:
         """Stop drawing ``name`` for newcomers (the component itself stays)."""
         self._draws.pop(name, None)
@@ -125,6 +130,45 @@ class Population:
         n = self.n
         b = self._buffers
         return self._agent_type(*(b[f][:n] for f in self._agent_type._fields))
+
+    # ------------------------------------------------------------------ state
+    def state(self) -> dict:
+        """The live rows of every array and the component defaults, as plain data (copies)."""
+        return {
+            "n": int(self.n),
+            "defaults": dict(self._component_defaults),
+            "arrays": {name: buf[: self.n].copy() for name, buf in self._buffers.items()},
+        }
+
+    def load_state(self, state: dict) -> None:
+        """Replace every animal by the saved ones; components this population lacks are added.
+
+        Components declared here but absent from ``state`` keep their default (a component a
+        reconfiguration introduced); newcomers' draw functions stay as they are.
+        """
+        for name, default in state["defaults"].items():
+            self.add_component(name, default)
+            self._component_defaults[name] = float(default)
+        n = int(state["n"])
+        self.n = 0
+        self._ensure(n)
+        arrays = state["arrays"]
+        for name, buf in self._buffers.items():
+            saved = arrays.get(name)
+            if saved is not None:
+                buf[:n] = saved
+            elif name in self._component_defaults:
+                buf[:n] = self._component_defaults[name]
+        self._buffers["uid"][n:] = -1
+        self._buffers["alive"][n:] = False
+        self.n = n
+
+    def remove_rows(self, rows: np.ndarray) -> None:
+        """Drop the animals at ``rows`` now (a reconfiguration lowering the count), keeping the others' order."""
+        if len(rows) == 0:
+            return
+        self._buffers["alive"][rows] = False
+        self.compact()
 
     # ------------------------------------------------------------------ changes
     def append(self, uids: np.ndarray, position: np.ndarray, velocity: np.ndarray,

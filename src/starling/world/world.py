@@ -42,6 +42,7 @@ class World:
         self._populations: dict[str, Population] = {}
         self._tags: dict[str, int] = {}
         self._next_uid = 0
+        self._rngs: dict[tuple, np.random.Generator] = {}
 
     # populations
     def add_population(self, population: Population) -> Population:
@@ -49,6 +50,15 @@ class World:
             raise ValueError(f"species {population.name!r} already exists")
         self._populations[population.name] = population
         return population
+
+    def ensure_population(self, name: str, components: Optional[dict] = None, capacity: int = 16) -> Population:
+        """The population ``name``, made empty if it does not exist yet (restored worlds already have it)."""
+        pop = self._populations.get(name)
+        if pop is None:
+            return self.add_population(Population(name, capacity=capacity, components=components))
+        for comp, default in (components or {}).items():
+            pop.add_component(comp, default)
+        return pop
 
     def population(self, name: str) -> Population:
         try:
@@ -94,7 +104,55 @@ class World:
         numbers), so adding one kind of draw never shifts another.
         """
         key = (index,) if stream == 0 else (index, stream)
-        return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
+        rng = self._rngs.get(key)
+        if rng is None:
+            rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
+            self._rngs[key] = rng
+        return rng
+
+    def keyed_rng(self, *key: int) -> np.random.Generator:
+        """A generator of the world's seed for a system's own ``key`` (one object per key, so its
+        state is part of :meth:`state`)."""
+        key = ("k",) + tuple(int(k) for k in key)
+        rng = self._rngs.get(key)
+        if rng is None:
+            rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key[1:]))
+            self._rngs[key] = rng
+        return rng
+
+    # ------------------------------------------------------------------ state
+    def state(self) -> dict:
+        """Everything that changes while running, as plain data (see ``Simulation.snapshot``)."""
+        return {
+            "seed": self.seed,
+            "clock": {"dt": self.clock.dt, "time": self.clock.time, "step": self.clock.step},
+            "next_uid": self._next_uid,
+            "tags": dict(self._tags),
+            "rng": self.rng.bit_generator.state,
+            "rngs": [[list(k), g.bit_generator.state] for k, g in self._rngs.items()],
+            "populations": {name: pop.state() for name, pop in self._populations.items()},
+            "commands": self.commands.state(),
+        }
+
+    def load_state(self, state: dict) -> None:
+        """Continue from ``state``: populations are replaced by the saved ones (created when missing)."""
+        self.clock.time = float(state["clock"]["time"])
+        self.clock.step = int(state["clock"]["step"])
+        self._next_uid = int(state["next_uid"])
+        self._tags = {str(k): int(v) for k, v in state["tags"].items()}
+        self.rng.bit_generator.state = state["rng"]
+        for key, rng_state in state["rngs"]:
+            key = tuple(key)
+            if key and key[0] == "k":
+                self.keyed_rng(*key[1:]).bit_generator.state = rng_state
+            else:
+                self.species_rng(key[0], 0 if len(key) == 1 else key[1]).bit_generator.state = rng_state
+        for name, pop_state in state["populations"].items():
+            pop = self._populations.get(name)
+            if pop is None:
+                pop = self.add_population(Population(name, capacity=max(16, int(pop_state["n"]))))
+            pop.load_state(pop_state)
+        self.commands.load_state(state["commands"])
 
     @property
     def box(self) -> Optional[np.ndarray]:
