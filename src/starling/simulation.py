@@ -318,6 +318,19 @@ class Simulation:
         new = Simulation.__new__(Simulation)
         new._build(scenario, record_debug=self.record_debug, state=state, previous=self.scenario, reuse=self)
         observers = self._observers
+        for name, pop in new.world.populations.items():
+            held = self.world.populations.get(name)
+            if held is not None and held is not pop:  # whoever holds a Population sees the new state through it
+                held.__dict__ = pop.__dict__
+                new.world.populations[name] = held
+        for i, system in enumerate(new.systems):  # likewise for a held system (``ecology_of(sim)``)
+            held = next((x for x in self.systems if type(x) is type(system)), None)
+            if held is not None:
+                held.__dict__ = system.__dict__
+                new.systems[i] = held
+                for key, value in list(new.__dict__.items()):
+                    if value is system:
+                        new.__dict__[key] = held
         self.__dict__.update(new.__dict__)
         self._observers = observers
 

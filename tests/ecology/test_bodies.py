@@ -94,7 +94,7 @@ def test_an_exhausted_shark_slows_to_its_limited_speed_and_recovers_when_calm(bu
     assert rows[-1][1] == pytest.approx(8.0 * (0.35 + 0.65 * rows[-1][0] / 0.5), abs=0.3)
 
     # calm: it only wants 1 m/s; energy climbs at recovery (1 - s) - drain s^2 with s = 1/8
-    eco.apply_set("species.shark.behaviors.swim.speed", 1.0)
+    sim.set("species.shark.behaviors.swim.speed=1.0")
     sim.step(90)
     assert float(np.linalg.norm(shark.velocity[0])) == pytest.approx(1.0, abs=1e-3)
     before = float(shark.component("energy")[0])
@@ -103,7 +103,7 @@ def test_an_exhausted_shark_slows_to_its_limited_speed_and_recovers_when_calm(bu
     assert gained == pytest.approx(10.0 * (0.06 * (1 - 1 / 8) - 0.12 / 64), rel=1e-3)
     # rested above the fatigue threshold, it can sprint again
     assert float(shark.component("energy")[0]) > 0.6
-    eco.apply_set("species.shark.behaviors.swim.speed", 8.0)
+    sim.set("species.shark.behaviors.swim.speed=8.0")
     sim.step(45)
     assert float(np.linalg.norm(shark.velocity[0])) > 7.9
 

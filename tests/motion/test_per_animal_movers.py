@@ -84,7 +84,7 @@ def test_a_drawn_ground_mover_walks_each_animal_as_its_own_numbers_would():
             alone.move(*s[:4], s[4], 1 / 30)
         for a, b in zip(state[:4], s[:4]):
             np.testing.assert_allclose(a[i], b[0], rtol=0, atol=1e-5)
-        assert mover.state[i] == alone.state[0]
+        assert mover.state_array[i] == alone.state_array[0]
 
 
 FLOCK = {

@@ -180,6 +180,7 @@ def test_a_set_event_redraws_a_changed_distribution_and_a_number_is_shared_again
     w = pop.component(comp)
     assert 0.7 <= w.min() and w.max() <= 0.9
     sim.step(4)
+    slot = sim.pipelines[0].groups[0].behaviors[0]  # a set event rebuilds the pipeline (reconfigure)
     assert slot.varied == () and slot.params_for(pop).weight_direction == pytest.approx(0.25)
 
 
