@@ -13,11 +13,15 @@ from .config import ConfigError, json_schema, load_scenario_config, scenario_nam
 from .simulation import Simulation, load_scenario
 from .steering.params import BehaviorParams, NeighborBehaviorParams, RayBehaviorParams
 from .steering.registry import behavior, mover
+from .plugins import load_installed as _load_installed, load_plugin
+from .simulation import Observer, StepView
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Simulation", "load_scenario", "load_scenario_config", "validate_scenario", "scenario_names",
     "json_schema", "ConfigError", "behavior", "mover", "BehaviorParams", "NeighborBehaviorParams",
-    "RayBehaviorParams",
+    "RayBehaviorParams", "load_plugin", "Observer", "StepView",
 ]
+
+_load_installed()  # the built-ins and installed packages' starling.plugins entry points

@@ -35,6 +35,20 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+#: ``--plugin`` on every command: modules whose behaviours, movers, … the scenario may name
+PLUGIN_HELP = "Load a module first (dotted name from the working directory, or a .py file); repeatable."
+
+
+def _load_plugins(specs: List[str]) -> None:
+    from .plugins import PluginError, load_plugin
+
+    for spec in specs:
+        try:
+            load_plugin(spec)
+        except PluginError as e:
+            _fail(str(e))
+
+
 def _config_fail(e: ConfigError) -> None:
     for line in e.format().splitlines():
         err.print(line, highlight=False, markup=False, soft_wrap=True)
@@ -42,8 +56,9 @@ def _config_fail(e: ConfigError) -> None:
 
 
 @app.command()
-def scenarios() -> None:
+def scenarios(plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP)) -> None:
     """List the built-in scenarios."""
+    _load_plugins(plugin)
     table = Table("name", "description", box=None)
     for name in scenario_names():
         data, _ = read_scenario_data(name)
@@ -52,8 +67,10 @@ def scenarios() -> None:
 
 
 @app.command()
-def validate(file: str = typer.Argument(..., help="Scenario TOML file or built-in name.")) -> None:
+def validate(file: str = typer.Argument(..., help="Scenario TOML file or built-in name."),
+             plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP)) -> None:
     """Check a scenario: exit 0 when valid, 2 with one line per problem when not."""
+    _load_plugins(plugin)
     try:
         data, label = read_scenario_data(file)
         scenario = validate_scenario(data, label)
@@ -64,8 +81,9 @@ def validate(file: str = typer.Argument(..., help="Scenario TOML file or built-i
 
 
 @app.command()
-def schema() -> None:
+def schema(plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP)) -> None:
     """Print the JSON Schema of scenario files (every registered behaviour and mover)."""
+    _load_plugins(plugin)
     sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
 
 
@@ -105,10 +123,12 @@ def run(
     dt: Optional[float] = typer.Option(None, "--dt", min=1e-6, max=0.5, help="Fixed time step, s."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: path=value (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout."),
+    plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Run a scenario headless and summarise it."""
     from .simulation import load_scenario
 
+    _load_plugins(plugin)
     try:
         sim = load_scenario(scenario, seed=seed, dt=dt, overrides=set_, record_debug=False)
     except ConfigError as e:
@@ -154,11 +174,13 @@ def serve(
     no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser."),
     realtime: bool = typer.Option(True, "--realtime/--fast", help="Pace to real time, or run as fast as possible."),
     set_: List[str] = typer.Option([], "--set", help="Override a field: path=value (repeatable)."),
+    plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Run the live app: the simulation streamed to a 3D view in the browser."""
     from .config import load_scenario_config
     from .server import serve as run_server
 
+    _load_plugins(plugin)
     name = scenario or default_scene()
     try:
         load_scenario_config(name, set_)  # fail fast, with the field named, before binding a port
@@ -175,9 +197,10 @@ def demo(
     scenario: Optional[str] = typer.Argument(None, help="Scenario (default: the richest built-in)."),
     port: int = typer.Option(8000, "--port", min=1, max=65535),
     no_browser: bool = typer.Option(False, "--no-browser"),
+    plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """The main job: the live app on the default scene (what `make demo` runs)."""
-    serve(scenario, host="127.0.0.1", port=port, no_browser=no_browser, realtime=True, set_=[])
+    serve(scenario, host="127.0.0.1", port=port, no_browser=no_browser, realtime=True, set_=[], plugin=plugin)
 
 
 def _int_list(text: str, name: str) -> list[int]:
@@ -217,10 +240,12 @@ def bench(
     obstacles: int = typer.Option(500, "--obstacles", min=0, help="--rays: trees and rocks on the pasture."),
     repeats: int = typer.Option(15, "--repeats", min=1, help="--rays: timed steps after the warm-up."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Measure step and query times of the flocking pipeline, or ray casts with --rays (medians after warm-up)."""
     from .bench import bench_rays, bench_size
 
+    _load_plugins(plugin)
     if rays:
         if not as_json:
             err.print(f"bench rays: {animals} animals x {rays_per_animal} rays, {obstacles} obstacles …",

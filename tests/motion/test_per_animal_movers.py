@@ -8,7 +8,7 @@ import pytest
 import starling
 from starling.config import validate_scenario
 from starling.environment import Environment, Heightfield
-from starling.motion.ground import GroundMover, GroundMoverParams
+from starling.environment.walking import GroundMover, GroundMoverParams
 from starling.motion.movers import FreeMoverParams, Mover, PlanarMoverParams
 
 RNG = np.random.default_rng(7)

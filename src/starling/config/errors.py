@@ -51,7 +51,7 @@ def problems_from_validation(err: ValidationError, prefix: str = "") -> list[Pro
         msg = e["msg"]
         if e["type"] == "union_tag_invalid":
             ctx = e.get("ctx", {})
-            msg = f"unknown {ctx.get('discriminator', 'kind').strip(chr(39))} {ctx.get('tag')!r}; expected one of {ctx.get('expected_tags')}"
+            msg = f"unknown {ctx.get('discriminator', 'kind').strip(chr(39))} {ctx.get('tag')!r}; expected one of {ctx.get('expected_tags')} (load your own with --plugin MODULE)"
             loc = loc + ["kind"]
         elif e["type"] == "union_tag_not_found":
             msg = "missing 'kind' (which behaviour or mover this is)"

@@ -460,11 +460,22 @@ class Environment:
         """``(n,)`` water surface height at ``(x, z)``, ``nan`` where there is no water."""
         return self.water.surface_height(x, z)
 
-    def cast_rays(self, origins, directions, max_distance, mask=None, out=None):
-        """Shortcut for :func:`starling.environment.raycast.cast_rays` with a mask given by names."""
+    def cast_rays(self, origins, directions, max_distance, mask=None, out=None, parallel=None):
+        """Shortcut for :func:`starling.environment.raycast.cast_rays` with a mask given by names or bits.
+
+        Lower layers (the steering pipeline's ray groups) cast through this method, so they
+        never import the environment.
+        """
         from .raycast import cast_rays
 
-        return cast_rays(self, origins, directions, max_distance, self.mask(mask), out=out)
+        return cast_rays(self, origins, directions, max_distance, self.mask(mask), out=out, parallel=parallel)
+
+    @staticmethod
+    def allocate_hits(rows: int):
+        """Reusable ray-hit buffers for ``rows`` rays (what :meth:`cast_rays` fills with ``out``)."""
+        from .raycast import RayHits
+
+        return RayHits.allocate(rows)
 
 
 def build_prim_grid(item_min: np.ndarray, item_max: np.ndarray, item_layer: np.ndarray, items_per_cell: float = 0.5,

@@ -112,15 +112,13 @@ class RayGroup:
     hits: Any = None  # RayHits with capacity rows
     view: Optional[RayView] = None  # the last cast (for inspection)
 
-    def ensure(self, rows: int) -> None:
+    def ensure(self, rows: int, environment) -> None:
         """Room for ``rows`` rays; grows geometrically so steps never reallocate."""
-        from ..environment.raycast import RayHits
-
         if self.origins.shape[0] < rows:
             cap = max(rows, int(self.origins.shape[0] * 1.5))
             self.origins = np.zeros((cap, 3), np.float32)
             self.directions = np.zeros((cap, 3), np.float32)
-            self.hits = RayHits.allocate(cap)
+            self.hits = environment.allocate_hits(cap)
 
 
 @njit(cache=True)
@@ -279,8 +277,8 @@ class SpeciesPipeline:
         return None if self.accel_scale is None else self.accel_scale[:n]
 
     def _cast(self, pop, group: RayGroup, parallel: bool) -> RayView:
-        """Generate the group's rays from the step-start state and cast them into the environment."""
-        from ..environment.raycast import cast_rays
+        """Generate the group's rays from the step-start state and cast them into the environment
+        (through its ``cast_rays`` method: the steering layer never imports the environment)."""
         from .queries.rays import Rays, generate_rays
 
         if self.environment is None:
@@ -289,11 +287,11 @@ class SpeciesPipeline:
         n = pop.n
         r = group.pattern.shape[0]
         rows = n * r
-        group.ensure(rows)
+        group.ensure(rows, self.environment)
         rays = Rays(group.origins[:rows], group.directions[:rows], group.query.max_distance, r)
         generate_rays(group.query, pop.position, pop.forward, pop.up, out=rays, pattern=group.pattern)
-        h = cast_rays(self.environment, rays.origins, rays.directions, group.query.max_distance, group.mask,
-                      out=group.hits, parallel=parallel or rows >= RAY_PARALLEL_ROWS)
+        h = self.environment.cast_rays(rays.origins, rays.directions, group.query.max_distance, group.mask,
+                                       out=group.hits, parallel=parallel or rows >= RAY_PARALLEL_ROWS)
         group.view = RayView(h.hit[:rows].reshape(n, r), h.distance[:rows].reshape(n, r),
                              h.point[:rows].reshape(n, r, 3), h.normal[:rows].reshape(n, r, 3),
                              h.layer[:rows].reshape(n, r), rays.directions.reshape(n, r, 3))

@@ -2,7 +2,8 @@
 
 Configs name what they use; this module resolves names to code. The shipped
 behaviours register themselves exactly like a user's would, through
-:func:`behavior`. Registration checks the declaration up front (PySPH, bevy): an
+:func:`behavior`, when :mod:`starling.plugins` imports them (entry points of the
+group ``starling.plugins``); this module imports none of them. Registration checks the declaration up front (PySPH, bevy): an
 unknown kind, a parameter model that does not fix its ``kind``, or a missing
 component is reported before anything compiles or runs.
 """
@@ -188,27 +189,24 @@ def section(name: str, *, model: type, scope: str = "scenario", order: int = 0, 
 
 
 def sections(scope: Optional[str] = None) -> list[SectionSpec]:
-    _load_builtins()
     return sorted((s for s in _sections.values() if scope is None or s.scope == scope), key=lambda s: (s.order, s.name))
 
 
 def get_behavior(name: str) -> BehaviorSpec:
-    _load_builtins()
     try:
         return _behaviors[name]
     except KeyError:
         raise RegistryError(
-            f"unknown behaviour {name!r}; known: {', '.join(sorted(_behaviors))}"
+            f"unknown behaviour {name!r}; registered: {', '.join(sorted(_behaviors))} "
+            f"(a behaviour from your own module needs --plugin MODULE)"
         ) from None
 
 
 def behaviors(kind: Optional[str] = None) -> list[BehaviorSpec]:
-    _load_builtins()
     return [b for b in _behaviors.values() if kind is None or b.kind == kind]
 
 
 def get_mover(name: str) -> MoverSpec:
-    _load_builtins()
     try:
         return _movers[name]
     except KeyError:
@@ -216,21 +214,4 @@ def get_mover(name: str) -> MoverSpec:
 
 
 def movers() -> list[MoverSpec]:
-    _load_builtins()
     return list(_movers.values())
-
-
-_loaded = [False]
-
-
-def _load_builtins() -> None:
-    """Import the shipped behaviours and movers once (they register on import)."""
-    if _loaded[0]:
-        return
-    _loaded[0] = True
-    from . import behaviors as _b  # noqa: F401
-    from ..motion import movers as _m  # noqa: F401
-    from ..motion import ground as _g  # noqa: F401
-    from ..environment import system as _env  # noqa: F401
-    from .. import systems as _s  # noqa: F401
-    from .. import ecology as _e  # noqa: F401

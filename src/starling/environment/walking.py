@@ -44,10 +44,11 @@ import numpy as np
 from numba import njit, prange
 from pydantic import Field
 
-from ..environment.water import in_region
+from ..motion.movers import MoverParams, ParameterTable, _same, accelerate
 from ..steering.registry import mover
 from ..steering.vecmath import normalize3, slerp_unit
-from .movers import MoverParams, ParameterTable, _same, accelerate
+from .raycast import RayHits, cast_rays
+from .water import in_region
 
 GROUNDED = 0
 FALLING = 1
@@ -351,8 +352,6 @@ class GroundMover:
         self.mask = environment.mask(self.params.ground_layers)
 
     def _grow(self, n: int) -> None:
-        from ..environment.raycast import RayHits
-
         cap = max(n, int(self._cap * 1.5))
         self._origins = np.zeros((cap, 3), np.float32)
         self._down = np.zeros((cap, 3), np.float32)
@@ -378,8 +377,6 @@ class GroundMover:
     def move(self, position, velocity, forward, up, desired, dt, *, wrap=None, parallel=False,
              speed_scale=None, accel_scale=None, drawn=None) -> None:
         """Advance velocity, orientation and position of the animals by one step of ``dt`` (see the module)."""
-        from ..environment.raycast import cast_rays
-
         if self.environment is None:
             raise RuntimeError("the ground mover needs an environment: add an [environment] section to the scenario")
         n = position.shape[0]

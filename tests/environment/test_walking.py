@@ -6,7 +6,7 @@ import pytest
 
 from starling.environment import Environment, Heightfield, WaterBodies
 from starling.environment.config import BoxConfig
-from starling.motion.ground import FALLING, GROUNDED, SWIMMING, GroundMover, GroundMoverParams
+from starling.environment.walking import FALLING, GROUNDED, SWIMMING, GroundMover, GroundMoverParams
 
 CH = 0.5  # centre height
 
