@@ -37,6 +37,7 @@ demo: setup
 	$(BIN)/starling demo $(SCENE)
 
 test: setup system-deps
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 test-fast: setup

@@ -17,8 +17,8 @@ from typing import Callable, Iterable, Optional, Union
 import numpy as np
 
 from .config import ConfigError, load_scenario_config, validate_scenario
-from .config.errors import Problem
-from .config.io import apply_override
+from .errors import Problem
+from .config.io import apply_override, toml_value
 from .config.models import ScenarioBase
 from .metrics import local_polarization, milling, nearest_neighbor_distance, polarization
 from .steering import registry
@@ -341,9 +341,9 @@ class Simulation:
             apply_override(data, text)
         self.reconfigure(data)
 
-    def queue_set(self, assignment: str) -> None:
-        """Apply a ``path=value`` change at the end of the current step (what a scripted ``set`` event does)."""
-        self._queued_sets.append(str(assignment))
+    def queue_set(self, path: str, value) -> None:
+        """Set ``path`` to ``value`` at the end of the current step (what a scripted ``set`` event does)."""
+        self._queued_sets.append(f"{path}={toml_value(value)}")
 
     def config_data(self) -> dict:
         """The running config as plain data (what :meth:`reconfigure` takes back, edited)."""

@@ -18,10 +18,7 @@ of this step, everything structural waits for the end of the step.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .simulation import Simulation
+from typing import Any
 
 
 class System:

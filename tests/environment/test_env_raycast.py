@@ -23,7 +23,7 @@ from starling.environment.config import (
     PlaneConfig,
     SphereConfig,
 )
-from starling.environment.layers import LayerRegistry
+from starling.world.layers import LayerRegistry
 
 USER_LAYERS = ["rocks", "trees"]
 

@@ -14,7 +14,7 @@ from env_oracles import brute_force_cast, heightfield_triangles, random_unit, tr
 from starling.environment import ALL_LAYERS, Environment, Heightfield, RayHits, WaterBodies, cast_rays
 from starling.environment.builders import default_scatter_region, pasture_config
 from starling.environment.config import BoxConfig, CylinderConfig, PlaneConfig, SphereConfig
-from starling.environment.layers import layer_mask
+from starling.world.layers import layer_mask
 from starling.environment.raycast import _MAX_FAN
 from starling.environment.terrain import block_bounds, box_clear_of_terrain
 from starling.steering.queries.rays import RayQuerySpec, generate_rays

@@ -1,5 +1,5 @@
 """Scenario configuration: pydantic models, TOML load/save, overrides, JSON Schema."""
-from .errors import ConfigError, Problem
+from ..errors import ConfigError, Problem
 from .io import (
     apply_override,
     json_schema,

@@ -11,7 +11,7 @@ import tomli_w
 from pydantic import BaseModel, ValidationError
 
 from ..steering import registry
-from .errors import ConfigError, Problem, problems_from_validation
+from ..errors import ConfigError, Problem, problems_from_validation
 from .models import scenario_model
 
 BUILTIN_PACKAGE = "starling.scenarios"
@@ -122,7 +122,26 @@ def cross_check(scenario) -> list[Problem]:
         check = getattr(sec.model, "cross_check", None)
         if check is not None:
             problems.extend(check(scenario))
+    if not problems:
+        problems.extend(_check_set_events(scenario))
     return problems
+
+
+def _check_set_events(scenario) -> list[Problem]:
+    """A scripted ``set`` event must leave a valid scenario (it goes through ``Simulation.reconfigure``)."""
+    out = []
+    for e, ev in enumerate(getattr(scenario, "events", None) or ()):
+        if getattr(ev, "kind", None) != "set":
+            continue
+        data = scenario.model_dump(mode="json", exclude_none=True)
+        data.pop("events", None)
+        try:
+            apply_override(data, f"{ev.path}={toml_value(ev.value)}")
+            validate_scenario(data)
+        except ConfigError as err:
+            for p in err.problems:
+                out.append(Problem(f"events.{e}.value", f"{ev.path} = {ev.value!r}: {p}"))
+    return out
 
 
 def load_scenario_config(name_or_path: Union[str, Path], overrides: Iterable[str] = (),
@@ -207,3 +226,18 @@ def json_schema() -> dict:
 
 def json_schema_text() -> str:
     return json.dumps(json_schema(), indent=2)
+
+
+def toml_value(value) -> str:
+    """``value`` written as a TOML value (the right-hand side of ``--set``)."""
+    import json
+    import re
+
+    import tomli_w
+
+    if isinstance(value, dict):  # an inline table, e.g. a distribution { uniform = [0.7, 0.9] }
+        keys = (k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k) for k in value)
+        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in zip(keys, value.values())) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return tomli_w.dumps({"v": value}).split("=", 1)[1].strip()

@@ -13,7 +13,7 @@ From Python::
     eco.kill("fish", uids)                     # structural changes wait for the end of the step
     sim.fire(origin, direction)                # the player's actions (scenarios with a player)
 """
-from . import config as _config  # noqa: F401  (registers the sections)
+from . import sections as _sections  # noqa: F401  (registers the sections)
 from .brains import BrainConfig
 from .config import EcologyConfig, SpeciesEcologyConfig, VariationConfig
 from .events import EventsConfig

@@ -130,52 +130,6 @@ class VariationConfig(StrictModel):
         return v
 
 
-# ---------------------------------------------------------------------------- registration
-
-def _system(sim):
-    """Build the one ecology system of a simulation (every section's factory lands here)."""
-    if getattr(sim, "_ecology_system", None) is not None:
-        return None
-    from .system import EcologySystem
-
-    system = EcologySystem(sim)
-    sim._ecology_system = system
-    return system
-
-
-ORDER = 100  # after the environment's collision resolution
-
-
-@registry.section("ecology", model=EcologyConfig, order=ORDER, provides=PROVIDED)
-def _ecology_world(sim):
-    """The world's ecology: ground and water planes, sounds, apples, carcasses, the player."""
-    return _system(sim)
-
-
-@registry.section("ecology", model=SpeciesEcologyConfig, scope="species", order=ORDER, provides=PROVIDED)
-def _ecology_species(sim):
-    """A species' body: energy, hunger, mouth, eating, body food, carcass, stamina, age."""
-    return _system(sim)
-
-
-@registry.section("brain", model=BrainConfig, scope="species", order=ORDER, provides=PROVIDED)
-def _brain(sim):
-    """A per-species state machine: states, transitions on conditions, per-state overrides."""
-    return _system(sim)
-
-
-@registry.section("variation", model=VariationConfig, scope="species", order=ORDER, provides=PROVIDED)
-def _variation(sim):
-    """Per-animal factors and start values drawn at spawn."""
-    return _system(sim)
-
-
-@registry.section("events", model=EventsConfig, order=ORDER, provides=PROVIDED)
-def _events(sim):
-    """A timeline of scripted events: gunshots, sounds, apples, spawns, kills, tags, parameter changes."""
-    return _system(sim)
-
-
 # ---------------------------------------------------------------------------- cross-checks
 
 def _behaviour_names(sp) -> set:
@@ -200,7 +154,7 @@ def _has_ecology(scenario) -> bool:
 
 def cross_check(scenario) -> list:
     """Rules between the ecology sections and the rest of the scenario."""
-    from ..config.errors import Problem
+    from ..errors import Problem
 
     if not _has_ecology(scenario):
         return []
@@ -284,7 +238,7 @@ def cross_check(scenario) -> list:
 
 
 def _check_brain(brain, i: int, comps: set, behaviours: set, populations: set) -> list:
-    from ..config.errors import Problem
+    from ..errors import Problem
 
     out = []
     names = [s.name for s in brain.states]
@@ -331,8 +285,7 @@ def _check_brain(brain, i: int, comps: set, behaviours: set, populations: set) -
 
 
 def _check_events(scenario, events, names: list, has_player: bool) -> list:
-    from ..config.errors import ConfigError, Problem
-    from ..config.io import apply_override, validate_scenario
+    from ..errors import Problem
 
     out = []
     for e, ev in enumerate(events):
@@ -352,27 +305,5 @@ def _check_events(scenario, events, names: list, has_player: bool) -> list:
             if why is not None:
                 out.append(Problem(f"{where}.path", why))
                 continue
-            data = scenario.model_dump(mode="json", exclude_none=True)
-            data.pop("events", None)
-            try:
-                apply_override(data, f"{ev.path}={toml_value(ev.value)}")
-                validate_scenario(data)
-            except ConfigError as err:
-                for p in err.problems:
-                    out.append(Problem(f"{where}.value", f"{ev.path} = {ev.value!r}: {p}"))
+            # whether the value itself is valid there is checked by the config layer (config.io.cross_check)
     return out
-
-
-def toml_value(value) -> str:
-    """``value`` written as a TOML value (the right-hand side of ``--set``)."""
-    import json
-    import re
-
-    import tomli_w
-
-    if isinstance(value, dict):  # an inline table, e.g. a distribution { uniform = [0.7, 0.9] }
-        keys = (k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k) for k in value)
-        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in zip(keys, value.values())) + " }"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    return tomli_w.dumps({"v": value}).split("=", 1)[1].strip()

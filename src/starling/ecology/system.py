@@ -949,9 +949,7 @@ class EcologySystem(System):
             elif uids.size:
                 self.retag(ev.species, uids, add=ev.add, remove=ev.remove)
         elif kind == "set":
-            from .config import toml_value
-
-            self.sim.queue_set(f"{ev.path}={toml_value(ev.value)}")
+            self.sim.queue_set(ev.path, ev.value)
         elif kind == "move_player":
             if ev.to is not None:
                 self.walk_player(ev.to)

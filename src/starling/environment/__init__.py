@@ -24,7 +24,7 @@ def _drop_stale_kernel_caches() -> None:
     root = _Path(__file__).resolve().parent.parent
     sources = [root / "environment" / f"{name}.py" for name in
                ("primitives", "mesh", "terrain", "water", "raycast", "scene")]
-    sources += [root / "motion" / "collide.py", root / "steering" / "queries" / "rays.py"]
+    sources += [root / "environment" / "collide.py", root / "steering" / "queries" / "rays.py"]
     try:
         stamp = ";".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sources if p.exists())
         stamp_file = root / "environment" / "__pycache__" / "kernels.stamp"
@@ -64,7 +64,7 @@ from .config import (  # noqa: E402
     WaterConfig,
 )
 from .errors import EnvironmentError_, EnvironmentFileError, LayerCapacityError, UnknownLayerError  # noqa: E402
-from .layers import ALL_LAYERS, BUILTIN_LAYERS, DEFAULT_LAYERS, LayerRegistry, layer_mask  # noqa: E402
+from ..world.layers import ALL_LAYERS, BUILTIN_LAYERS, DEFAULT_LAYERS, LayerRegistry, layer_mask  # noqa: E402
 from .raycast import PARALLEL_THRESHOLD, RayHits, cast_rays, inside_solid, sphere_cast  # noqa: E402
 from .scene import Environment, GeometryArrays  # noqa: E402
 from .terrain import Heightfield  # noqa: E402

@@ -23,7 +23,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .layers import LayerRegistry
+from ..world.layers import LayerRegistry
 
 Vec2 = tuple[float, float]
 Vec3 = tuple[float, float, float]

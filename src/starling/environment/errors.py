@@ -9,25 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-class EnvironmentError_(Exception):
-    """Base class of all environment errors (named with a trailing underscore so that it does not
-    shadow Python's built-in ``EnvironmentError`` alias of ``OSError``)."""
-
-
-class UnknownLayerError(EnvironmentError_, ValueError):
-    """A layer name that is neither built in nor declared in the configuration."""
-
-    def __init__(self, name: str, known: tuple[str, ...]):
-        self.name = name
-        self.known = known
-        super().__init__(
-            f"unknown layer {name!r}; known layers are: {', '.join(known)} "
-            "(declare new layers in the environment's `layers` list)"
-        )
-
-
-class LayerCapacityError(EnvironmentError_, ValueError):
-    """More layers were declared than fit in a 32-bit mask."""
+from ..world.layers import EnvironmentError_, LayerCapacityError, UnknownLayerError  # noqa: F401  (raised by the layer table)
 
 
 class EnvironmentFileError(EnvironmentError_, OSError):

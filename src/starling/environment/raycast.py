@@ -36,7 +36,7 @@ from numba import njit, prange
 
 from ..parallel import PARALLEL_MIN_RAYS
 
-from .layers import ALL_LAYERS
+from ..world.layers import ALL_LAYERS
 from .mesh import (
     APPROACH_EPS,
     CONTACT_EPS,

@@ -32,7 +32,7 @@ from .config import (
     PlaneConfig,
     SphereConfig,
 )
-from .layers import ALL_LAYERS, LayerRegistry
+from ..world.layers import ALL_LAYERS, LayerRegistry
 from .mesh import BVH, build_bvh, load_mesh_file, transform_vertices, triangles_from
 from .primitives import KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_SPHERE, PRIM_WIDTH, rotation_matrix
 from .terrain import Heightfield, clearance_block

@@ -44,7 +44,7 @@ from ..steering.params import StrictModel
 from ..systems import System
 from .config import BoxConfig, CapsuleConfig, CylinderConfig, EnvironmentConfig, PlaneConfig, SphereConfig
 from .errors import EnvironmentError_
-from .layers import DEFAULT_LAYERS
+from ..world.layers import DEFAULT_LAYERS
 from .primitives import rotation_matrix
 from .terrain import height_and_normal
 from .water import in_region
@@ -97,7 +97,7 @@ class EnvironmentSection(EnvironmentConfig):
 
 def _unknown_layers(fields, registry_) -> list:
     """A problem for each ``(field path, layer name)`` in ``fields`` whose layer ``registry_`` does not know."""
-    from ..config.errors import Problem
+    from ..errors import Problem
 
     return [Problem(path, f"unknown layer {name!r}; known layers are: {', '.join(registry_.names)} "
                           "(declare new layers in the environment's `layers` list)")
@@ -111,7 +111,7 @@ def _listed(path: str, names) -> list:
 def cross_check(scenario) -> list:
     """Rules between the environment and the species: layer names, sections that need an environment,
     mesh and height-map files that must load — each problem with its field path."""
-    from ..config.errors import Problem
+    from ..errors import Problem
 
     env = getattr(scenario, "environment", None)
     problems: list = []
@@ -149,7 +149,7 @@ def cross_check(scenario) -> list:
 
 def _reference_problems(env, layers) -> list:
     """Every layer the environment's parts name must be declared; a pond must exist to be filled."""
-    from ..config.errors import Problem
+    from ..errors import Problem
 
     fields = [("environment.terrain.layer", env.terrain.layer)] if env.terrain is not None else []
     for part in ("water", "shapes", "meshes", "scatter"):
@@ -166,7 +166,7 @@ def _file_problems(env, base_dir) -> list:
     """Every mesh and height-map file must exist and decode (one problem per file, naming its field)."""
     from pathlib import Path
 
-    from ..config.errors import Problem
+    from ..errors import Problem
     from .builders import load_heightmap
     from .mesh import load_mesh_file
 
@@ -309,7 +309,7 @@ class EnvironmentSystem(System):
     name = "environment"
 
     def __init__(self, sim):
-        from ..config.errors import ConfigError, Problem
+        from ..errors import ConfigError, Problem
         from .scene import Environment
 
         cfg = sim.scenario.environment
@@ -355,7 +355,7 @@ class EnvironmentSystem(System):
     # ------------------------------------------------------------------ start positions
     def _place_initial(self, sim) -> None:
         """Move animals that start in an invalid place to valid ones drawn from their spawn region."""
-        from ..config.errors import ConfigError, Problem
+        from ..errors import ConfigError, Problem
 
         for body in self.bodies:
             pop = sim.population(body.name)
@@ -442,7 +442,7 @@ class EnvironmentSystem(System):
             body.start[: pop.n] = pop.position
 
     def after_move(self, sim, dt: float) -> None:
-        from ..motion.collide import SlideResult, collide_and_slide
+        from .collide import SlideResult, collide_and_slide
         from ..steering.pipeline import PARALLEL_THRESHOLD
 
         env = self.environment

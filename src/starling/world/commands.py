@@ -8,12 +8,10 @@ issued them first.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .world import World
 
 
 @dataclass

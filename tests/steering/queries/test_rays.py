@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from starling.environment import Environment, UnknownLayerError, cast_rays
-from starling.environment.layers import LayerRegistry
+from starling.world.layers import LayerRegistry
 from starling.steering.queries.rays import (
     RayQuerySpec,
     Rays,

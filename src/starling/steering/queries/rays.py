@@ -41,7 +41,7 @@ from numba import njit, prange
 from ...parallel import PARALLEL_MIN_RAYS
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from starling.environment.layers import DEFAULT_LAYERS, LayerRegistry
+from ...world.layers import DEFAULT_LAYERS, LayerRegistry
 
 Vec3 = tuple[float, float, float]
 

@@ -1,4 +1,4 @@
-"""Config errors: one line per problem, naming the field path and the reason."""
+"""Config errors: one clear line per problem, naming the field (shared by every layer that validates)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -38,9 +38,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from starling.environment.layers import ALL_LAYERS
-from starling.environment.primitives import INF
-from starling.environment.raycast import PARALLEL_THRESHOLD, chunk_bounds, nearest_one, solids, stack_size, sweep_one
+from ..world.layers import ALL_LAYERS
+from .primitives import INF
+from .raycast import PARALLEL_THRESHOLD, chunk_bounds, nearest_one, solids, stack_size, sweep_one
 
 # Kernels here never allocate, so they are compiled without Numba's reference counting (``_nrt=False``):
 # otherwise every array handed to an inlined helper is incref'd and decref'd with atomic operations on

@@ -5,7 +5,7 @@ import pytest
 
 from starling.environment import Environment, Heightfield
 from starling.environment.builders import pasture_config
-from starling.motion.collide import BACKOFF, DEFAULT_SKIN_WIDTH, SlideResult, collide_and_slide
+from starling.environment.collide import BACKOFF, DEFAULT_SKIN_WIDTH, SlideResult, collide_and_slide
 
 R = 0.5
 SKIN = DEFAULT_SKIN_WIDTH

@@ -24,7 +24,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .errors import LayerCapacityError, UnknownLayerError
+
+class EnvironmentError_(Exception):
+    """Base class of all environment errors (named with a trailing underscore so that it does not
+    shadow Python's built-in ``EnvironmentError`` alias of ``OSError``)."""
+
+
+class UnknownLayerError(EnvironmentError_, ValueError):
+    """A layer name that is neither built in nor declared in the configuration."""
+
+    def __init__(self, name: str, known: tuple[str, ...]):
+        self.name = name
+        self.known = known
+        super().__init__(
+            f"unknown layer {name!r}; known layers are: {', '.join(known)} "
+            "(declare new layers in the environment's `layers` list)"
+        )
+
+
+class LayerCapacityError(EnvironmentError_, ValueError):
+    """More layers were declared than fit in a 32-bit mask."""
+
+
 
 BUILTIN_LAYERS: tuple[str, ...] = ("terrain", "ground", "water", "environment", "grass", "fake_walls")
 """The built-in layer names; the index of a name is its bit."""
