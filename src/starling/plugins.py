@@ -15,7 +15,6 @@ never prevents Starling itself from starting.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 import warnings
 from importlib import metadata
@@ -89,28 +88,24 @@ def load_plugin(spec: str) -> str:
     if spec.endswith(".py") or path.is_file():
         if not path.is_file():
             raise PluginError(f"--plugin {spec}: no such file")
-        name = "starling_plugin_" + path.stem
-        module_spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[name] = module
-        try:
-            module_spec.loader.exec_module(module)
-        except Exception as exc:
-            sys.modules.pop(name, None)
-            raise PluginError(f"--plugin {spec}: {type(exc).__name__}: {exc}") from None
+        # imported by its own name from its folder, so Numba's cache and pickle can find it again
+        folder, module = str(path.resolve().parent), path.stem
+        existing = sys.modules.get(module)
+        if existing is not None and Path(getattr(existing, "__file__", "") or "").resolve() != path.resolve():
+            raise PluginError(f"--plugin {spec}: a different module named {module!r} is already loaded")
     else:
-        cwd = str(Path.cwd())
-        if cwd not in sys.path:
-            sys.path.insert(0, cwd)
-        try:
-            importlib.import_module(spec)
-        except ModuleNotFoundError as exc:
-            if exc.name and spec.startswith(exc.name):
-                raise PluginError(f"--plugin {spec}: no module named {exc.name!r} "
-                                  f"(give a dotted module name importable from {cwd}, or a .py file)") from None
-            raise PluginError(f"--plugin {spec}: {type(exc).__name__}: {exc}") from None
-        except Exception as exc:
-            raise PluginError(f"--plugin {spec}: {type(exc).__name__}: {exc}") from None
+        folder, module = str(Path.cwd()), spec
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.startswith(exc.name):
+            raise PluginError(f"--plugin {spec}: no module named {exc.name!r} "
+                              f"(give a dotted module name importable from {folder}, or a .py file)") from None
+        raise PluginError(f"--plugin {spec}: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:
+        raise PluginError(f"--plugin {spec}: {type(exc).__name__}: {exc}") from None
     _loaded[spec] = "--plugin"
     return spec
 

@@ -26,7 +26,6 @@ from typing import Optional
 
 from pydantic import Field, field_validator
 
-from ..steering import registry
 from ..steering.params import StrictModel
 from .brains import BUILTIN_VARIABLES, BrainConfig
 from .components import AgeConfig, EnergyConfig, HungerConfig, MouthConfig, StaminaConfig

@@ -1,0 +1,1 @@
+"""The tutorial behaviour of docs/extending.md as an installable plugin."""
