@@ -121,6 +121,15 @@ class ScenarioBase(StrictModel):
         self._base_dir = None if folder is None else str(folder)
         return self
 
+    def __reduce__(self):
+        """Pickle as plain data: the model class is built at run time from the registry, so the
+        receiving process rebuilds it (the same plugins must be loaded there)."""
+        return (_rebuild_scenario, (self.model_dump(mode="json"), self._base_dir))
+
+
+def _rebuild_scenario(data: dict, base_dir: Optional[str]):
+    return scenario_model().model_validate(data).with_base_dir(base_dir)
+
 
 def _union(models: list[type], what: str):
     if not models:
