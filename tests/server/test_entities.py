@@ -14,6 +14,7 @@ import pytest
 
 from starling.ecology import items as I
 from starling.ecology import sounds as S
+from starling import frames as F
 from starling.server import protocol as P
 from starling.server.runner import SimulationRunner, entity_blocks, entity_states, scenario_loader
 from starling.world import Population, World
@@ -57,10 +58,10 @@ def _fixture_frame() -> tuple[bytes, dict]:
     sim = FakeSim()
     blocks = entity_blocks(sim)
     fish = sim.world.population("fish")
-    states = [P.SpeciesState(fish.position, fish.velocity, fish.forward, fish.up, fish.uid)]
+    states = [F.SpeciesState(fish.position, fish.velocity, fish.forward, fish.up, fish.uid)]
     states += entity_states(sim, blocks)
-    data = P.FrameEncoder().encode(states, step=90, time=3.0, dt=1 / 30, sequence=5)
-    frame = P.decode_frame(data)
+    data = F.FrameEncoder().encode(states, step=90, time=3.0, dt=1 / 30, sequence=5)
+    frame = F.decode_frame(data)
     expected = {
         "scene": {"species": [{"index": 0, "name": "fish", "model": "fish", "color": "#e0b040", "scale": 0.4}],
                   "entities": [b.info for b in blocks]},
@@ -96,7 +97,7 @@ def test_a_simulation_with_only_species_has_no_entity_blocks():
 
 def test_entity_blocks_carry_positions_uids_and_the_sound_radius():
     data, expected = _fixture_frame()
-    frame = P.decode_frame(data)
+    frame = F.decode_frame(data)
     by_index = {d.index: d for d in frame.species}
     assert sorted(by_index) == [0, 1, 2, 3, 4, 5]
     sim = FakeSim()
@@ -110,7 +111,7 @@ def test_entity_blocks_carry_positions_uids_and_the_sound_radius():
     assert by_index[4].uid.tolist() == carcass.uid[2:].tolist()  # the others
     player = by_index[5]
     np.testing.assert_allclose(player.position[0], [-15, 1.5, -12], atol=1e-3)
-    forward = P.rotate(player.quaternion, np.array([[0.0, 0.0, 1.0]]))[0]
+    forward = F.rotate(player.quaternion, np.array([[0.0, 0.0, 1.0]]))[0]
     np.testing.assert_allclose(forward, [0.6, 0, 0.8], atol=0.01)
 
 
@@ -175,7 +176,7 @@ def test_a_shot_streams_its_sounds_and_the_player_stands_where_the_simulation_ha
         """The newest frame, once it shows the step the simulation stopped at."""
         if len(sink.frames) <= start or runner._pending_steps:
             return None
-        frame = P.decode_frame(sink.frames[-1])
+        frame = F.decode_frame(sink.frames[-1])
         return frame if frame.step == runner.sim.step_count and frame.species[2].uid.size else None
 
     last = wait_for(settled, timeout=120, what="a frame with sounds")

@@ -9,6 +9,7 @@ import time
 from websockets.sync.client import connect
 
 from starling.server import BackgroundServer, create_app
+from starling import frames as F
 from starling.server import protocol as P
 from starling.server.runner import scenario_loader
 
@@ -39,7 +40,7 @@ def test_a_stalled_client_drops_frames_and_slows_nobody(tmp_path):
                     except TimeoutError:
                         continue
                     if isinstance(message, bytes):
-                        healthy_frames.append((time.monotonic(), P.decode_frame(message).sequence))
+                        healthy_frames.append((time.monotonic(), F.decode_frame(message).sequence))
 
         reader = threading.Thread(target=healthy_reader, daemon=True)
         reader.start()
@@ -75,11 +76,11 @@ def test_a_stalled_client_drops_frames_and_slows_nobody(tmp_path):
             while time.monotonic() < deadline:
                 message = stalled.recv(timeout=2.0)
                 if isinstance(message, bytes):
-                    sequences.append(P.decode_frame(message).sequence)
-                    if P.decode_frame(app.state.hub.frame).sequence - sequences[-1] < 5:
+                    sequences.append(F.decode_frame(message).sequence)
+                    if F.decode_frame(app.state.hub.frame).sequence - sequences[-1] < 5:
                         break
             assert sequences[-1] - sequences[0] > len(sequences) - 1, "the stalled client should see gaps"
-            assert P.decode_frame(app.state.hub.frame).sequence - sequences[-1] < 5, "it catches up to live frames"
+            assert F.decode_frame(app.state.hub.frame).sequence - sequences[-1] < 5, "it catches up to live frames"
         stop.set()
         reader.join(5)
         assert runner.alive

@@ -12,18 +12,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from starling import frames as F
 from starling.server import protocol as P
 
 FIXTURES = Path(__file__).resolve().parents[2] / "web" / "test" / "fixtures"
 
 
-def _random_species(rng: np.random.Generator, n: int, spread: float = 250.0) -> P.SpeciesState:
+def _random_species(rng: np.random.Generator, n: int, spread: float = 250.0) -> F.SpeciesState:
     forward = rng.normal(size=(n, 3))
     forward /= np.linalg.norm(forward, axis=1, keepdims=True)
     raw_up = rng.normal(size=(n, 3))
     up = raw_up - np.sum(raw_up * forward, axis=1, keepdims=True) * forward
     up /= np.linalg.norm(up, axis=1, keepdims=True)
-    return P.SpeciesState(
+    return F.SpeciesState(
         position=rng.uniform(-spread, spread, size=(n, 3)).astype(np.float32),
         velocity=(forward * rng.uniform(0, 25, size=(n, 1))).astype(np.float32),
         forward=forward.astype(np.float32),
@@ -39,15 +40,15 @@ def _angle_deg(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _axes(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = q.shape[0]
-    return P.rotate(q, np.tile([0.0, 0.0, 1.0], (n, 1))), P.rotate(q, np.tile([0.0, 1.0, 0.0], (n, 1)))
+    return F.rotate(q, np.tile([0.0, 0.0, 1.0], (n, 1))), F.rotate(q, np.tile([0.0, 1.0, 0.0], (n, 1)))
 
 
 def test_frame_round_trip_keeps_positions_within_half_a_quantisation_step():
     rng = np.random.default_rng(3)
     species = [_random_species(rng, 5000), _random_species(rng, 0), _random_species(rng, 777, spread=3.0)]
-    data = P.FrameEncoder().encode(species, step=123456, time=4115.2, dt=1 / 30, sequence=99, paused=True)
-    assert len(data) == P.frame_size([5000, 0, 777])
-    frame = P.decode_frame(data)
+    data = F.FrameEncoder().encode(species, step=123456, time=4115.2, dt=1 / 30, sequence=99, paused=True)
+    assert len(data) == F.frame_size([5000, 0, 777])
+    frame = F.decode_frame(data)
     assert (frame.step, frame.sequence, frame.paused) == (123456, 99, True)
     assert frame.time == pytest.approx(4115.2)
     assert frame.dt == pytest.approx(1 / 30)
@@ -66,7 +67,7 @@ def test_frame_round_trip_keeps_positions_within_half_a_quantisation_step():
 def test_orientation_survives_packing_within_a_fifth_of_a_degree():
     rng = np.random.default_rng(11)
     state = _random_species(rng, 20000)
-    frame = P.decode_frame(P.FrameEncoder().encode([state], step=0, time=0.0, dt=0.1, sequence=0))
+    frame = F.decode_frame(F.FrameEncoder().encode([state], step=0, time=0.0, dt=0.1, sequence=0))
     q = frame.species[0].quaternion
     np.testing.assert_allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-6)
     forward, up = _axes(q)
@@ -78,8 +79,8 @@ def test_degenerate_orientations_still_encode_a_unit_quaternion_facing_forward()
     forward = np.array([[0, 1, 0], [0, 0, 0], [1, 0, 0], [0, -1, 0]], dtype=np.float32)
     up = np.array([[0, 1, 0], [0, 1, 0], [0, 0, 0], [0, 1, 0]], dtype=np.float32)
     position = np.array([[0, 0, 0], [1, 1, 1], [np.nan, 2, 2], [np.inf, 3, 3]], dtype=np.float32)
-    state = P.SpeciesState(position, np.zeros((4, 3), np.float32), forward, up, np.arange(4))
-    decoded = P.decode_frame(P.FrameEncoder().encode([state], step=1, time=0.0, dt=0.1, sequence=1)).species[0]
+    state = F.SpeciesState(position, np.zeros((4, 3), np.float32), forward, up, np.arange(4))
+    decoded = F.decode_frame(F.FrameEncoder().encode([state], step=1, time=0.0, dt=0.1, sequence=1)).species[0]
     assert np.all(np.isfinite(decoded.position))
     np.testing.assert_allclose(np.linalg.norm(decoded.quaternion, axis=1), 1.0, atol=1e-6)
     fwd, _ = _axes(decoded.quaternion)
@@ -89,26 +90,26 @@ def test_degenerate_orientations_still_encode_a_unit_quaternion_facing_forward()
 
 def test_the_parallel_packer_writes_the_same_bytes_as_the_serial_one(monkeypatch):
     state = _random_species(np.random.default_rng(8), 3000)
-    serial = P.FrameEncoder().encode([state], step=1, time=0.5, dt=0.1, sequence=1)
-    monkeypatch.setattr(P, "PARALLEL_FROM", 1)
-    parallel = P.FrameEncoder().encode([state], step=1, time=0.5, dt=0.1, sequence=1)
+    serial = F.FrameEncoder().encode([state], step=1, time=0.5, dt=0.1, sequence=1)
+    monkeypatch.setattr(F, "PARALLEL_FROM", 1)
+    parallel = F.FrameEncoder().encode([state], step=1, time=0.5, dt=0.1, sequence=1)
     assert parallel == serial
 
 
 def test_uids_beyond_32_bits_keep_their_low_bits_and_speeds_saturate():
-    state = P.SpeciesState(
+    state = F.SpeciesState(
         np.zeros((2, 3), np.float32), np.array([[1000, 0, 0], [0, 0, 1]], np.float32),
         np.tile(np.float32([0, 0, 1]), (2, 1)), np.tile(np.float32([0, 1, 0]), (2, 1)),
         np.array([2**40 + 5, 7], np.int64),
     )
-    decoded = P.decode_frame(P.FrameEncoder().encode([state], step=0, time=0, dt=1, sequence=0)).species[0]
+    decoded = F.decode_frame(F.FrameEncoder().encode([state], step=0, time=0, dt=1, sequence=0)).species[0]
     assert decoded.uid.tolist() == [5, 7]
     assert decoded.speed.tolist() == pytest.approx([655.35, 1.0])
 
 
 def test_the_encoder_reuses_its_buffer_and_returns_independent_bytes():
     rng = np.random.default_rng(5)
-    encoder = P.FrameEncoder()
+    encoder = F.FrameEncoder()
     first = encoder.encode([_random_species(rng, 100)], step=1, time=0, dt=1, sequence=1)
     keep = bytes(first)
     encoder.encode([_random_species(rng, 50)], step=2, time=0, dt=1, sequence=2)
@@ -116,15 +117,15 @@ def test_the_encoder_reuses_its_buffer_and_returns_independent_bytes():
 
 
 def test_decoder_rejects_foreign_or_truncated_bytes():
-    with pytest.raises(P.FrameFormatError):
-        P.decode_frame(b"NOPE" + bytes(40))
-    good = P.FrameEncoder().encode([_random_species(np.random.default_rng(0), 10)], step=0, time=0, dt=1, sequence=0)
-    with pytest.raises(P.FrameFormatError):
-        P.decode_frame(good[:-5])
+    with pytest.raises(F.FrameFormatError):
+        F.decode_frame(b"NOPE" + bytes(40))
+    good = F.FrameEncoder().encode([_random_species(np.random.default_rng(0), 10)], step=0, time=0, dt=1, sequence=0)
+    with pytest.raises(F.FrameFormatError):
+        F.decode_frame(good[:-5])
     bumped = bytearray(good)
     bumped[4] = 9
-    with pytest.raises(P.FrameFormatError, match="version"):
-        P.decode_frame(bytes(bumped))
+    with pytest.raises(F.FrameFormatError, match="version"):
+        F.decode_frame(bytes(bumped))
 
 
 def _fixture_frame() -> tuple[bytes, dict]:
@@ -137,8 +138,8 @@ def _fixture_frame() -> tuple[bytes, dict]:
     empty = _random_species(rng, 0)
     c = _random_species(rng, 4, spread=0.5)
     species = [a, empty, c]
-    data = P.FrameEncoder().encode(species, step=4242, time=141.4, dt=1 / 60, sequence=77, paused=False)
-    frame = P.decode_frame(data)
+    data = F.FrameEncoder().encode(species, step=4242, time=141.4, dt=1 / 60, sequence=77, paused=False)
+    frame = F.decode_frame(data)
     expected = {
         "step": 4242, "time": 141.4, "dt": 1 / 60, "sequence": 77, "paused": False,
         "species": [

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from starling import frames as F
 from starling.server import protocol as P
 from starling.server.runner import SimulationRunner, scenario_loader
 
@@ -53,7 +54,7 @@ def test_pause_stops_the_clock_and_step_advances_exactly_n(runner_factory):
     wait_for(lambda: runner.sim.step_count == frozen + 5, what="five single steps")
     time.sleep(0.2)
     assert runner.sim.step_count == frozen + 5
-    last = P.decode_frame(sink.frames[-1])
+    last = F.decode_frame(sink.frames[-1])
     assert last.step == frozen + 5 and last.paused
     runner.submit(None, P.Resume(type="resume"))
     wait_for(lambda: runner.sim.step_count > frozen + 10, what="resumed stepping")
@@ -62,7 +63,7 @@ def test_pause_stops_the_clock_and_step_advances_exactly_n(runner_factory):
 def test_frames_are_published_for_every_species_with_rising_sequence_numbers(runner_factory):
     runner, sink = runner_factory()
     wait_for(lambda: len(sink.frames) >= 10, what="ten frames")
-    frames = [P.decode_frame(f) for f in sink.frames[:10]]
+    frames = [F.decode_frame(f) for f in sink.frames[:10]]
     assert [f.sequence for f in frames] == sorted({f.sequence for f in frames})
     assert all(len(f.species) == len(runner.sim.species) for f in frames)
     assert frames[-1].species[0].uid.size == 200
@@ -79,7 +80,7 @@ def test_status_reports_rates_counts_and_metrics(runner_factory):
     assert status["counts"] == {"bird": 200}
     assert {"polarization", "milling", "nn_distance"} <= set(status["metrics"]["bird"])
     assert status["steps_per_s"] == pytest.approx(1 / runner.sim.dt, rel=0.35)
-    assert status["frame_bytes"] == P.frame_size([200])
+    assert status["frame_bytes"] == F.frame_size([200])
 
 
 def test_a_selected_animal_is_inspected_every_frame(runner_factory):

@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from starling.server import create_app
+from starling import frames as F
 from starling.server import protocol as P
 from starling.server.app import origin_allowed
 from starling.server.runner import scenario_loader
@@ -34,7 +35,7 @@ def _receive_until(ws, predicate, limit: int = 400):
     for _ in range(limit):
         message = ws.receive()
         if message.get("bytes") is not None:
-            item = P.decode_frame(message["bytes"])
+            item = F.decode_frame(message["bytes"])
         elif message.get("text") is not None:
             item = json.loads(message["text"])
         else:
@@ -49,7 +50,7 @@ def _is_json(kind: str):
 
 
 def _is_frame(m) -> bool:
-    return isinstance(m, P.DecodedFrame)
+    return isinstance(m, F.DecodedFrame)
 
 
 def test_a_new_client_gets_the_scene_then_status_and_binary_frames(client):

@@ -27,9 +27,9 @@ from typing import Optional
 from pydantic import Field, field_validator
 
 from ..steering.params import StrictModel
-from .brains import BUILTIN_VARIABLES, BrainConfig
+from .brains import BUILTIN_VARIABLES
 from .components import AgeConfig, EnergyConfig, HungerConfig, MouthConfig, StaminaConfig
-from .events import EventsConfig, settable_problem
+from .events import settable_problem
 from .food import BodyFoodConfig, CarcassConfig, EatingConfig, GrazeConfig
 from .items import APPLE, CARCASS, ApplesConfig, PhysicsConfig
 from .player import PLAYER, PlayerConfig

@@ -81,7 +81,6 @@ class SpeciesEco:
 
     # ------------------------------------------------------------------ configuration
     def configure(self, cfg) -> None:
-        sim = self.system.sim
         self.cfg = cfg
         self.eco = getattr(cfg, "ecology", None)
         self.brain_cfg = getattr(cfg, "brain", None)

@@ -27,6 +27,7 @@ import time
 from typing import Any, Optional
 
 from . import protocol as P
+from .. import frames as F
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -37,7 +38,7 @@ CHROMIUM_ARGS = [
 
 def _frames(sim: Any, count: int) -> tuple[list[bytes], list[float], list[float]]:
     """Step ``sim`` ``count`` times, encoding a frame after each; returns frames and timings (ms)."""
-    encoder = P.FrameEncoder()
+    encoder = F.FrameEncoder()
     frames, encode_ms, step_ms = [], [], []
     for i in range(count):
         t0 = time.perf_counter()
@@ -45,7 +46,7 @@ def _frames(sim: Any, count: int) -> tuple[list[bytes], list[float], list[float]
         step_ms.append((time.perf_counter() - t0) * 1e3)
         t0 = time.perf_counter()
         states = [
-            P.SpeciesState(p.position, p.velocity, p.forward, p.up, p.uid)
+            F.SpeciesState(p.position, p.velocity, p.forward, p.up, p.uid)
             for p in (sim.population(name) for name in sim.species)
         ]
         frames.append(encoder.encode(states, step=sim.step_count, time=sim.time, dt=sim.dt, sequence=i))

@@ -30,6 +30,7 @@ from typing import Any, Callable, Optional, Protocol
 import numpy as np
 
 from . import protocol as P
+from .. import frames as F
 
 log = logging.getLogger("starling.server")
 
@@ -143,7 +144,7 @@ def entity_blocks(sim: Any) -> list[EntityBlock]:
     return blocks
 
 
-def entity_states(sim: Any, blocks: list[EntityBlock]) -> list["P.SpeciesState"]:
+def entity_states(sim: Any, blocks: list[EntityBlock]) -> list["F.SpeciesState"]:
     """The arrays of every entity block at the current step (small populations: copies are cheap)."""
     world = sim.world
     tags = world.tags if any(b.tag or b.exclude for b in blocks) else {}
@@ -152,7 +153,7 @@ def entity_states(sim: Any, blocks: list[EntityBlock]) -> list["P.SpeciesState"]
         pop = world.populations.get(block.population)
         if pop is None or pop.n == 0:
             empty = np.zeros((0, 3), np.float32)
-            out.append(P.SpeciesState(empty, empty, empty, empty, np.zeros(0, np.int64)))
+            out.append(F.SpeciesState(empty, empty, empty, empty, np.zeros(0, np.int64)))
             continue
         rows: Any = slice(None)
         if block.tag is not None:
@@ -167,7 +168,7 @@ def entity_states(sim: Any, blocks: list[EntityBlock]) -> list["P.SpeciesState"]
         if block.radius is not None and pop.has_component(block.radius):
             velocity = np.zeros_like(velocity)
             velocity[:, 0] = pop.component(block.radius)[rows]
-        out.append(P.SpeciesState(pop.position[rows], velocity, pop.forward[rows], pop.up[rows], pop.uid[rows]))
+        out.append(F.SpeciesState(pop.position[rows], velocity, pop.forward[rows], pop.up[rows], pop.uid[rows]))
     return out
 
 
@@ -206,7 +207,7 @@ class SimulationRunner:
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._sink: Optional[Sink] = None
-        self._encoder = P.FrameEncoder()
+        self._encoder = F.FrameEncoder()
         self._selections: dict[int, tuple[str, int]] = {}
         self._entities: list[EntityBlock] = []
         self._pending_steps = 0
@@ -231,6 +232,7 @@ class SimulationRunner:
         self._step_ms = 0.0
         self.steps_taken = 0
         self.frames_published = 0
+        self._observer: Any = None
 
     # ---- life cycle (called from the event loop's thread) ---------------------------
 
@@ -437,7 +439,11 @@ class SimulationRunner:
                 self._reply(client_id, message)
             self._post_status_now()
             return
+        if self._observer is not None:
+            self._observer.close()
         self.sim = sim
+        # the frames and the live metrics watch the run through the simulation's observer seam
+        self._observer = sim.observe(self._on_step) if hasattr(sim, "observe") else None
         self.scenario_name = name
         self.seed = seed
         self.error = None
@@ -503,6 +509,18 @@ class SimulationRunner:
             "player": {t: callable(getattr(sim, m, None)) for t, m in P.PLAYER_ACTIONS.items()},
         }
 
+    def _on_step(self, view: Any) -> None:
+        """Observer: after each step, stream a frame and refresh the live metrics when they are due.
+
+        Publishing from inside a batch of steps keeps the frame rate even when one call
+        of ``sim.step(n)`` lasts longer than a frame interval.
+        """
+        self._frame_dirty = True
+        now = time.perf_counter()
+        if now - self._last_frame_wall >= 1.0 / self.max_fps:
+            self._publish_frame(now)
+        self._maybe_metrics(now)
+
     def _publish_frame(self, now: float) -> None:
         sim = self.sim
         if sim is None:
@@ -511,7 +529,7 @@ class SimulationRunner:
         states = []
         for name in sim.species:
             pop = sim.population(name)
-            states.append(P.SpeciesState(pop.position, pop.velocity, pop.forward, pop.up, pop.uid))
+            states.append(F.SpeciesState(pop.position, pop.velocity, pop.forward, pop.up, pop.uid))
         if self._entities:
             states += entity_states(sim, self._entities)
         self._sequence += 1
@@ -546,6 +564,24 @@ class SimulationRunner:
         if self._status_dirty or now - self._last_status_wall >= self.status_interval:
             self._post_status_now(now)
 
+    def _maybe_metrics(self, now: float) -> None:
+        """Live metrics, at most every status interval; they can cost as much as a step on a
+        big flock, so they are kept under ~5 % of the time."""
+        sim = self.sim
+        metrics_interval = max(self.status_interval, 20.0 * self._metrics_ms / 1e3)
+        if sim is None or self.loading or now - self._last_metrics_wall < metrics_interval:
+            return
+        t0 = time.perf_counter()
+        try:
+            self._metrics = P.jsonable(sim.metrics())
+        except Exception as exc:
+            log.warning("metrics failed: %s", exc)
+            self._metrics = {}
+        self._metrics_step = int(sim.step_count)
+        self._metrics_time = float(sim.time)
+        self._metrics_ms = (time.perf_counter() - t0) * 1e3
+        self._last_metrics_wall = now
+
     def _post_status_now(self, now: Optional[float] = None) -> None:
         now = time.perf_counter() if now is None else now
         span = now - self._window_wall
@@ -557,19 +593,8 @@ class SimulationRunner:
         counts: dict[str, int] = {}
         states: dict[str, dict[str, int]] = {}
         if sim is not None:
-            # Metrics can cost as much as a step on a big flock: keep them under ~5 % of the time.
-            metrics_interval = max(self.status_interval, 20.0 * self._metrics_ms / 1e3)
-            if now - self._last_metrics_wall >= metrics_interval and not self.loading:
-                t0 = time.perf_counter()
-                try:
-                    self._metrics = P.jsonable(sim.metrics())
-                except Exception as exc:
-                    log.warning("metrics failed: %s", exc)
-                    self._metrics = {}
-                self._metrics_step = int(sim.step_count)
-                self._metrics_time = float(sim.time)
-                self._metrics_ms = (time.perf_counter() - t0) * 1e3
-                self._last_metrics_wall = now
+            if self._observer is None or self._metrics_step < 0:
+                self._maybe_metrics(now)
             for name in sim.species:
                 counts[name] = int(sim.population(name).n)
                 try:  # animals per brain state, where a species has a brain

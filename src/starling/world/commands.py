@@ -66,7 +66,7 @@ class CommandBuffer:
     def __len__(self) -> int:
         return len(self._spawns) + len(self._kills) + len(self._retags)
 
-    def apply(self, world: "World") -> dict[str, np.ndarray]:
+    def apply(self, world) -> dict[str, np.ndarray]:
         """Apply everything queued; returns the uids killed per species."""
         for species, uids, add, remove in self._retags:
             pop = world.population(species)
