@@ -239,13 +239,41 @@ def bench(
     rays_per_animal: int = typer.Option(8, "--rays-per-animal", min=1, max=4096, help="--rays: rays per animal."),
     obstacles: int = typer.Option(500, "--obstacles", min=0, help="--rays: trees and rocks on the pasture."),
     repeats: int = typer.Option(15, "--repeats", min=1, help="--rays: timed steps after the warm-up."),
+    scenario: Optional[str] = typer.Option(None, "--scenario", help="Measure a whole scenario's step instead "
+                                           "(built-in name or TOML): step medians, kernel share, phases, reconfigure."),
+    steps: int = typer.Option(300, "--steps", min=1, help="--scenario: timed steps after the warm-up."),
+    set_: List[str] = typer.Option([], "--set", help="--scenario: override a field, path=value (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
-    """Measure step and query times of the flocking pipeline, or ray casts with --rays (medians after warm-up)."""
+    """Measure step and query times of the flocking pipeline, ray casts with --rays, or a whole
+    scenario with --scenario (medians after warm-up)."""
     from .bench import bench_rays, bench_size
 
     _load_plugins(plugin)
+    if scenario is not None:
+        from .bench_scenario import bench_named_scenario
+
+        try:
+            r = bench_named_scenario(scenario, steps=steps, overrides=tuple(set_))
+        except ConfigError as e:
+            _config_fail(e)
+        if as_json:
+            sys.stdout.write(json.dumps(r) + "\n")
+            return
+        out.print(f"{r['scenario']}: {r['animals']}", highlight=False)
+        out.print(f"step median {r['step_ms']['median']:.3f} ms, p95 {r['step_ms']['p95']:.3f} ms; "
+                  f"{100 * r['kernel_share']:.0f} % in kernels ({r['kernel_calls_per_step']} calls a step)",
+                  highlight=False)
+        table = Table("phase", "ms / step", box=None)
+        for phase, ms in r["phase_ms"].items():
+            table.add_row(phase, f"{ms:.3f}")
+        out.print(table)
+        if r["reconfigure_ms"]:
+            rc = r["reconfigure_ms"]
+            out.print(f"reconfigure (one parameter of {rc['animals']} {rc['species']}): "
+                      f"median {rc['median']:.2f} ms", highlight=False)
+        return
     if rays:
         if not as_json:
             err.print(f"bench rays: {animals} animals x {rays_per_animal} rays, {obstacles} obstacles …",

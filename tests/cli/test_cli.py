@@ -64,3 +64,35 @@ def test_schema_and_scenarios_list():
 def test_bad_option_values_are_usage_errors_not_tracebacks():
     result = runner.invoke(app, ["run", "flock", "--steps", "many"])
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_bench_scenario_reports_the_step_its_kernel_share_phases_and_a_live_edit():
+    result = runner.invoke(app, ["bench", "--scenario", "lagoon", "--steps", "5", "--json"])
+    assert result.exit_code == 0, result.output
+    r = json.loads(result.stdout.strip().splitlines()[-1])
+    assert r["scenario"] == "lagoon" and r["steps"] == 5 and r["step_ms"]["samples"] == 5
+    assert 0.0 < r["kernel_share"] < 1.0
+    assert "steering" in r["phase_ms"] and "ecology.after_move" in r["phase_ms"]
+    assert r["reconfigure_ms"]["species"] == "fish" and r["reconfigure_ms"]["median"] > 0
+
+
+def test_kernel_clock_counts_only_outermost_kernel_calls():
+    from numba import njit
+
+    from starling.bench_scenario import kernel_clock
+
+    @njit
+    def inner(x):
+        return x + 1
+
+    @njit
+    def outer(x):
+        return inner(x) * 2
+
+    outer(1)
+    with kernel_clock() as clock:
+        assert outer(3) == 8 and inner(1) == 2
+    assert clock.calls == 2 and clock.total > 0
+    with kernel_clock() as clock:
+        pass
+    assert clock.calls == 0
