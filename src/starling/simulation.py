@@ -25,6 +25,7 @@ from .steering import registry
 from .steering.per_animal import bind_draws
 from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline
 from .world import Population, World
+from .observe import Observer, StepView
 from .world.layout import spatial_order
 
 #: large populations are re-sorted into grid-cell order this often (steps)
@@ -38,81 +39,6 @@ SNAPSHOT_FORMAT = "starling.snapshot/1"
 
 def _restore_pickled(snapshot: dict) -> "Simulation":
     return Simulation.restore(snapshot)
-
-
-class ReadOnlyPopulation:
-    """One population's arrays as read-only views (what an observer sees)."""
-
-    __slots__ = ("_pop",)
-
-    def __init__(self, pop: Population):
-        self._pop = pop
-
-    @property
-    def name(self) -> str:
-        return self._pop.name
-
-    @property
-    def n(self) -> int:
-        return self._pop.n
-
-    @property
-    def component_names(self) -> tuple[str, ...]:
-        return self._pop.component_names
-
-    def component(self, name: str) -> np.ndarray:
-        return _frozen(self._pop.component(name))
-
-    def __getattr__(self, name: str) -> np.ndarray:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return _frozen(getattr(self._pop, name))
-
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    view = array.view()
-    view.flags.writeable = False
-    return view
-
-
-class StepView:
-    """What an observer is handed after a step: the clock and read-only populations.
-
-    Valid during the callback; copy what you keep. ``sim`` is there for the read-only
-    helpers (``metrics()``, ``scene()``, ``inspect()``); changing the simulation from an
-    observer is not supported.
-    """
-
-    def __init__(self, sim: "Simulation"):
-        self.sim = sim
-        self.step = sim.step_count
-        self.time = sim.time
-        self.dt = sim.dt
-        self.species = sim.species
-        self.tags = sim.world.tags
-
-    def population(self, name: str) -> ReadOnlyPopulation:
-        return ReadOnlyPopulation(self.sim.world.population(name))
-
-    @property
-    def populations(self) -> dict[str, ReadOnlyPopulation]:
-        """Every population: the species, then what systems made (apples, sounds, the player, …)."""
-        return {name: ReadOnlyPopulation(pop) for name, pop in self.sim.world.populations.items()}
-
-
-class Observer:
-    """A callback attached to a simulation by :meth:`Simulation.observe`."""
-
-    def __init__(self, sim: "Simulation", callback: Callable[[StepView], None], every: int):
-        self._sim = sim
-        self.callback = callback
-        self.every = every
-
-    def close(self) -> None:
-        """Stop being called (idempotent)."""
-        observers = self._sim._observers
-        if self in observers:
-            observers.remove(self)
 
 
 class PlayerUnavailable(AttributeError, ValueError):
