@@ -214,3 +214,17 @@ def test_the_environment_world_and_time_step_change_live():
     unchanged = sim.environment
     sim.set("species.sheep.mover.max_speed=2.5")
     assert sim.environment is unchanged  # static geometry is kept when its section did not change
+
+
+def test_reordering_species_keeps_each_species_on_its_own_random_streams():
+    sim = starling.load_scenario("lagoon", seed=5, record_debug=False)
+    sim.step(20)
+    data = sim.config_data()
+    swapped = copy.deepcopy(data)
+    swapped["species"].reverse()
+    twin = starling.Simulation.restore(sim.snapshot())
+    sim.reconfigure(swapped)
+    sim.set("species.fish.count=230")  # newcomers draw from the fish's own streams, wherever the fish stand
+    twin.set("species.fish.count=230")
+    assert np.array_equal(sim.population("fish").position, twin.population("fish").position)
+    assert np.array_equal(sim.population("fish").uid, twin.population("fish").uid)

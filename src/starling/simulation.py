@@ -110,6 +110,16 @@ class Simulation:
             dropped = {sp.name for sp in (previous.species if previous is not None else ())} - keep
             world_state = dict(state["world"])
             world_state["populations"] = {k: v for k, v in world_state["populations"].items() if k not in dropped}
+            if previous is not None:  # species streams follow their species when the order changes
+                moved = {i: next((j for j, sp in enumerate(scenario.species) if sp.name == old.name), None)
+                         for i, old in enumerate(previous.species)}
+                rngs = []
+                for key, rng in world_state["rngs"]:
+                    if key[0] == "k":
+                        rngs.append([key, rng])
+                    elif moved.get(key[0]) is not None:
+                        rngs.append([[moved[key[0]], *key[1:]], rng])
+                world_state["rngs"] = rngs
             self.world.load_state(world_state)
         old_species = {sp.name: sp for sp in (previous.species if previous is not None else ())}
         spawns = []
