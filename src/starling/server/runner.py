@@ -593,7 +593,7 @@ class SimulationRunner:
         counts: dict[str, int] = {}
         states: dict[str, dict[str, int]] = {}
         if sim is not None:
-            if self._observer is None or self._metrics_step < 0:
+            if self._metrics_step != int(sim.step_count):  # e.g. the last of a batch of paused steps
                 self._maybe_metrics(now)
             for name in sim.species:
                 counts[name] = int(sim.population(name).n)
