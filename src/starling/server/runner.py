@@ -562,6 +562,9 @@ class SimulationRunner:
 
     def _maybe_status(self, now: float) -> None:
         if self._status_dirty or now - self._last_status_wall >= self.status_interval:
+            if self._frame_dirty:
+                # the frame of the last step goes out before a status that may say "paused"
+                self._publish_frame(now)
             self._post_status_now(now)
 
     def _maybe_metrics(self, now: float) -> None:
