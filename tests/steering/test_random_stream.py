@@ -111,10 +111,11 @@ def test_every_behaviour_tuple_ends_with_a_key_the_pipeline_sets_per_species_and
     for slot in pipe.slots:
         assert slot.kernel_params._fields[-1] == "key"  # multi_homing's own tuple too
         assert slot.kernel_params.key == rs.stream_key(5, 0, slot.row)
-    # a behaviour given new settings keeps its stream
+    # a behaviour given new settings live keeps its stream
     slot = pipe.simple[-1]
     assert slot.params.kind == "wandering"
-    pipe.set_params(slot, slot.params.model_copy(update={"max_speed": 8.0}), None)
+    sim.set(f"species.bird.behaviors.{slot.name}.max_speed=8.0")
+    slot = next(s for s in sim.pipelines[0].simple if s.row == slot.row)
     assert slot.kernel_params.key == rs.stream_key(5, 0, slot.row) and slot.kernel_params.max_speed == 8.0
 
 
