@@ -33,6 +33,11 @@ for, ``acceleration`` scales every acceleration rate, ``emergency = true`` multi
 it again by the brain's ``emergency_acceleration`` (seed 004: afraid fish and attacking
 predators accelerate harder), ``weights`` scales behaviours' desires (by label or kind),
 ``enabled`` lists the only behaviours that run, ``disabled`` the ones that do not.
+
+:class:`BrainsSystem` runs them (``before_behaviors``): it refreshes the threat memories
+the ``flee_memory`` behaviour reads (hysteresis), then takes every animal's transitions;
+after the movers it advances the time in state. It owns ``state``, ``state_time``,
+``target_speed`` and the ``threat_*`` memory of every species with an ecology section.
 """
 from typing import Literal, Optional, Union
 
@@ -40,6 +45,8 @@ import numpy as np
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..steering.params import StrictModel
+from ..steering.queries.neighbors import NeighborQuerySpec, find_neighbors
+from ..systems import Access, ComponentSpec, System, specs
 
 EVENTS = ("caught_prey", "bit_food", "heard_sound")
 BUILTIN_VARIABLES = ("energy", "hunger", "stamina", "age", "time_in_state", "speed", "chew", "threat_memory")
@@ -215,3 +222,206 @@ class Brain:
 
 def compare(values: np.ndarray, op: str, value: float) -> np.ndarray:
     return _OPS[op](values, value)
+
+
+# ---------------------------------------------------------------------------- the system
+
+#: what the brains keep per animal (every species with an ecology section)
+OWNED = specs({"threat_x": 0.0, "threat_y": 0.0, "threat_z": 0.0, "threat_level": 0.0, "threat_memory": 0.0,
+               "target_speed": -1.0, "state": 0.0, "state_time": 0.0})
+#: condition variables that are not components
+DERIVED = ("time_in_state", "speed")
+
+
+class _Mind:
+    """One species' brain and memories at run time."""
+
+    def __init__(self, view):
+        self.view = view
+        pop = view.pop
+        for spec in OWNED:
+            pop.add_component(spec)
+        cfg = view.brain_cfg
+        self.slot_rows = [(slot.row, slot.params.label or slot.spec.name, slot.spec.name)
+                          for slot in view.pipeline.slots]
+        self.brain: Optional[Brain] = None
+        if cfg is not None:
+            self.brain = Brain(cfg, self.slot_rows, view.pipeline.results.behaviours, view.mover_max)
+            before = getattr(view.before, "brain", None) if view.before is not None else None
+            old_names = [st.name for st in before.states] if before is not None else None
+            if old_names and pop.n and old_names != self.brain.names:  # a reconfigured brain keeps states by name
+                ids = pop.component("state").astype(np.int64)
+                remap = np.array([self.brain.ids.get(name, self.brain.initial) for name in old_names], np.float32)
+                pop.component("state")[:] = remap[np.clip(ids, 0, len(remap) - 1)]
+        # hysteresis: every flee_memory behaviour's group is also watched by the system
+        self.memories = [(group, slot) for group in view.pipeline.groups for slot in group.behaviors
+                         if slot.spec.name == "flee_memory"]
+
+    def reads(self) -> tuple[ComponentSpec, ...]:
+        if self.brain is None:
+            return ()
+        names = []
+        for tr in self.brain.cfg.transitions:
+            for cond in tr.when:
+                if cond.var is not None and cond.var not in DERIVED:
+                    names.append(cond.var)
+                elif cond.event is not None:
+                    names.append(EVENT_COMPONENTS[cond.event])
+        own = {spec.name for spec in OWNED}
+        return tuple(ComponentSpec(n) for n in dict.fromkeys(names) if n not in own)
+
+
+class BrainsSystem(System):
+    """Threat memories and state machines (see the module)."""
+
+    name = "brains"
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.world = ctx.world
+        self.minds = {v.name: _Mind(v) for v in ctx.species if v.kit}
+        self._perceived: dict = {}
+        self._tables: dict = {}
+
+    def components(self) -> dict[str, Access]:
+        return {name: Access(owns=OWNED, reads=m.reads()) for name, m in self.minds.items()}
+
+    def brain_of(self, name: str) -> Optional[Brain]:
+        mind = self.minds.get(name)
+        return None if mind is None else mind.brain
+
+    # ------------------------------------------------------------------ hooks
+    def before_behaviors(self, sim, dt: float) -> None:
+        self._perceived.clear()
+        for mind in self.minds.values():
+            if mind.view.pop.n == 0:
+                continue
+            self._remember_threats(mind, dt)
+            if mind.brain is not None:
+                self._think(mind, dt)
+
+    def after_move(self, sim, dt: float) -> None:
+        for mind in self.minds.values():
+            if mind.brain is not None and mind.view.pop.n:
+                mind.view.pop.component("state_time")[:] += dt
+
+    def born(self, view, rows, rng) -> None:
+        mind = self.minds.get(view.name)
+        if mind is None:
+            return
+        pop = view.pop
+        for name in ("threat_memory", "threat_level", "state_time"):
+            pop.component(name)[rows] = 0.0
+        if mind.brain is not None:
+            pop.component("state")[rows] = mind.brain.initial
+            pop.component("target_speed")[rows] = mind.brain.target_speed[mind.brain.initial]
+
+    # ------------------------------------------------------------------ perception
+    def _targets(self, names, include_bits: int, exclude_bits: int):
+        chunks = []
+        offset = 0
+        own = {}
+        for name in names:
+            pop = self.world.population(name)
+            mask = np.ones(pop.n, bool)
+            if include_bits:
+                mask &= (pop.tags & np.uint32(include_bits)) != 0
+            if exclude_bits:
+                mask &= (pop.tags & np.uint32(exclude_bits)) == 0
+            rows = np.flatnonzero(mask)
+            chunks.append(pop.position[rows])
+            own[name] = (offset, rows)
+            offset += rows.size
+        pos = np.ascontiguousarray(np.concatenate(chunks)) if chunks else np.zeros((0, 3), np.float32)
+        return pos, own
+
+    def _perceive(self, view, names, include_bits: int, exclude_bits: int, radius: float, fov: float):
+        """For every animal: how many targets it sees, and the nearest one's position and distance."""
+        key = (view.name, tuple(names), include_bits, exclude_bits, float(radius), float(fov))
+        hit = self._perceived.get(key)
+        if hit is not None:
+            return hit
+        pop = view.pop
+        n = pop.n
+        pos, own = self._targets(names, include_bits, exclude_bits)
+        self_index = np.full(n, -1, np.int64)
+        if view.name in own:
+            offset, rows = own[view.name]
+            self_index[rows] = offset + np.arange(rows.size)
+        spec = NeighborQuerySpec(max_distance=float(radius), k=2, fov_deg=float(fov))
+        nb = find_neighbors(pop.position, pop.forward, pos, spec, out=self._tables.get(key))
+        self._tables[key] = nb  # reused next step: no allocation once warm
+        total = nb.count[:n].astype(np.int64) + nb.overflow[:n]
+        total -= (self_index >= 0)  # an animal always sees itself (distance 0): it does not count
+        first = nb.index[:n, 0].astype(np.int64)
+        dist = nb.distance[:n, 0].astype(np.float64)
+        skip = (first == self_index) & (first >= 0)
+        first = np.where(skip, nb.index[:n, 1], first)
+        dist = np.where(skip, nb.distance[:n, 1], dist)
+        nearest = np.zeros((n, 3), np.float32)
+        seen = first >= 0
+        nearest[seen] = pos[first[seen]]
+        out = (np.maximum(total, 0), nearest, np.where(seen, dist, np.inf))
+        self._perceived[key] = out
+        return out
+
+    def _remember_threats(self, mind: _Mind, dt: float) -> None:
+        if not mind.memories:
+            return
+        view = mind.view
+        pop = view.pop
+        memory = pop.component("threat_memory")
+        refreshed = np.zeros(pop.n, bool)
+        for group, slot in mind.memories:
+            p = slot.params
+            total, nearest, dist = self._perceive(view, group.targets, group.include_bits, group.exclude_bits,
+                                                  p.max_distance, p.fov_deg)
+            seen = (total > 0) & np.isfinite(dist) & ~refreshed
+            pop.component("threat_x")[seen] = nearest[seen, 0]
+            pop.component("threat_y")[seen] = nearest[seen, 1]
+            pop.component("threat_z")[seen] = nearest[seen, 2]
+            pop.component("threat_level")[seen] = np.clip(1.0 - dist[seen] / p.max_distance, 0.0, 1.0)
+            memory[seen] = 1.0
+            refreshed |= seen
+        remember = max(slot.params.remember for _, slot in mind.memories)
+        fading = ~refreshed
+        memory[fading] = np.maximum(memory[fading] - dt / remember, 0.0)
+
+    # ------------------------------------------------------------------ thinking
+    def _think(self, mind: _Mind, dt: float) -> None:
+        view = mind.view
+        pop = view.pop
+
+        def evaluate(cond):
+            if cond.event is not None:
+                return pop.component(EVENT_COMPONENTS[cond.event]) > 0.5
+            if cond.var is not None:
+                if cond.var == "time_in_state":
+                    values = pop.component("state_time")
+                elif cond.var == "speed":
+                    values = np.sqrt(np.einsum("ij,ij->i", pop.velocity, pop.velocity))
+                else:
+                    values = pop.component(cond.var)
+                return compare(values, cond.op, cond.value)
+            q = cond.count
+            total, _, _ = self._perceive(view, q.targets, self.world.tag_bits(q.tags),
+                                         self.world.tag_bits(q.exclude_tags), q.within, q.fov_deg)
+            return compare(total, cond.op, cond.value)
+
+        state = pop.component("state")
+        mind.brain.step(state, pop.component("state_time"), evaluate, self.ctx.rng, dt)
+        pop.component("target_speed")[:] = mind.brain.target_speed[state.astype(np.int64)]
+
+    # ------------------------------------------------------------------ reports
+    def species_summary(self, sim, species: str) -> dict:
+        brain = self.brain_of(species)
+        if brain is None:
+            return {}
+        states = self.minds[species].view.pop.component("state").astype(np.int64)
+        return {"states": {name: int(np.count_nonzero(states == i)) for i, name in enumerate(brain.names)}}
+
+    def inspect(self, sim, species: str, row: int) -> dict:
+        brain = self.brain_of(species)
+        if brain is None:
+            return {}
+        return {"state": brain.names[int(self.minds[species].view.pop.component("state")[row])]}

@@ -9,14 +9,21 @@ more), and brains see the ``heard_sound`` event.
 Sounds live in the ``sound`` population (components ``loudness``, ``sound_radius``,
 ``sound_age``, ``sound_lifetime``) so that neighbour groups target them like any
 species: ``query = { targets = ["sound"], max_distance = 15 }``.
+
+:class:`SoundsSystem` keeps them: after the movers it grows every sphere, removes the
+expired sounds and marks who hears one (``event_heard``, what brains see as
+``heard_sound`` in the next step).
 """
 import numpy as np
 from pydantic import Field
 
 from ..steering.params import StrictModel
+from ..systems import Access, ComponentSpec, System, specs
+from .player import point
 
 SOUND = "sound"
 COMPONENTS = {"loudness": 1.0, "sound_radius": 0.0, "sound_age": 0.0, "sound_lifetime": 1.0, "sound_range": 1.0}
+HEARD = ComponentSpec("event_heard", default=0.0)
 
 
 class SoundsConfig(StrictModel):
@@ -68,3 +75,45 @@ def heard(position: np.ndarray, pop) -> np.ndarray:
         d2 = np.einsum("ij,ij->i", position - c, position - c)
         out |= d2 <= r * r
     return out
+
+
+class SoundsSystem(System):
+    """Sounds grow, expire and are heard (see the module)."""
+
+    name = "sounds"
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.cfg = ctx.cfg.sounds
+        self.pop = ctx.world.population(SOUND)
+        for spec in specs(COMPONENTS):
+            self.pop.add_component(spec)
+        self.listeners = [v for v in ctx.species if v.kit]
+        for v in self.listeners:
+            v.pop.add_component(HEARD)
+
+    def components(self) -> dict[str, Access]:
+        out = {SOUND: Access(owns=specs(COMPONENTS))}
+        for v in self.listeners:
+            out[v.name] = Access(owns=(HEARD,))
+        return out
+
+    def make_sound(self, position, loudness: float = 1.0, lifetime=None) -> None:
+        """A sound at ``position`` (it appears at the end of the step)."""
+        spawn_sound(self.ctx.world.commands, point(position, "position"), loudness, self.cfg, lifetime)
+
+    def after_move(self, sim, dt: float) -> None:
+        sounds = self.pop
+        expired = advance(sounds, self.cfg.speed, dt)
+        if expired.size:
+            self.ctx.lifecycle.despawn(SOUND, expired)
+        for v in self.listeners:
+            if v.pop.n:
+                flag = v.pop.component("event_heard")
+                if sounds.n:
+                    flag[:] = heard(v.pop.position, sounds)
+                else:
+                    flag[:] = 0.0
+
+    def born(self, view, rows, rng) -> None:
+        view.pop.component("event_heard")[rows] = 0.0
