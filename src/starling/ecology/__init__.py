@@ -14,8 +14,9 @@ From Python::
     eco.kill("fish", uids)                     # structural changes wait for the end of the step
     sim.fire(origin, direction)                # the player's actions (scenarios with a player)
 """
+from . import actions as _actions  # noqa: F401  (registers the built-in brain actions)
 from . import sections as _sections  # noqa: F401  (registers the sections)
-from .brains import BrainConfig
+from .brain_config import BrainConfig
 from .config import EcologyConfig, SpeciesEcologyConfig, VariationConfig
 from .events import EventsConfig
 from .variation import Distribution

@@ -20,13 +20,14 @@ from __future__ import annotations
 from typing import Optional
 
 import numpy as np
+from numba import njit
 
 from ..systems import Access, ComponentSpec, System, specs
-from . import components as C
 from . import items as I
-from .food import bite_amount, nearest_within
+from .food import bite_amount
+from .perception import Perception
 from .species import DEFAULTS
-from .variation import Distribution
+from .variation import Distribution, bounds_of
 
 SECTIONS = ("mouth", "eating", "graze", "food", "carcass")
 ITEMS = (I.APPLE, I.CARCASS)
@@ -56,8 +57,19 @@ class _Eater:
             view.pop.add_component(spec)
         self.drawn = tuple(view.bind_sampled(SECTIONS))
         eco = view.eco
-        self.offset = eco.mouth.offset if eco is not None else (0.0, 0.0, 0.0)
+        # the mouth offset as NumPy multiplies it with the float32 frame (a Python number takes float32)
+        offset = eco.mouth.offset if eco is not None else (0.0, 0.0, 0.0)
+        self.offset = tuple(np.float32(x) for x in offset)
         self.eats = eco is not None and (eco.eating is not None or eco.graze is not None)
+        self.perception = Perception()
+        self.cap = 0
+
+    def reserve(self, n: int) -> None:
+        if n > self.cap:
+            self.cap = cap = max(n, int(self.cap * 1.5), 16)
+            self.mouths = np.zeros((cap, 3), np.float32)
+            self.use = np.zeros(cap, np.bool_)
+            self.done = np.zeros(cap, np.bool_)
 
 
 class FeedingSystem(System):
@@ -100,13 +112,11 @@ class FeedingSystem(System):
                                    lo, hi, dt)
             if expired.size:
                 self.ctx.lifecycle.despawn(name, expired)
+        dt32 = np.float32(dt)
         for e in self.eaters.values():
             pop = e.view.pop
             if pop.n:
-                chew = pop.component("chew")
-                np.maximum(chew - dt, 0.0, out=chew)
-                pop.component("event_caught")[:] = 0.0
-                pop.component("event_bit")[:] = 0.0
+                _chew(pop.component("chew"), pop.component("event_caught"), pop.component("event_bit"), dt32)
         for e in self.eaters.values():
             if e.eats and e.view.pop.n:
                 self._eat(e)
@@ -122,8 +132,6 @@ class FeedingSystem(System):
             for field in ("amount", "nutrition"):
                 value = getattr(eco.food, field)
                 if isinstance(value, Distribution):
-                    from .variation import bounds_of
-
                     b = bounds_of(type(eco.food).model_fields[field])
                     value = value.sample(rng, rows.size, b.lo, b.hi)
                 pop.component("food" if field == "amount" else "nutrition")[rows] = value
@@ -134,82 +142,89 @@ class FeedingSystem(System):
     # ------------------------------------------------------------------ mouths
     def place_mouths(self, e: _Eater) -> None:
         pop = e.view.pop
-        m = C.mouth_positions(pop.position, pop.forward, pop.up, e.offset)
-        pop.component("mouth_x")[:] = m[:, 0]
-        pop.component("mouth_y")[:] = m[:, 1]
-        pop.component("mouth_z")[:] = m[:, 2]
+        _mouths(pop.position, pop.forward, pop.up, *e.offset, pop.component("mouth_x"), pop.component("mouth_y"),
+                pop.component("mouth_z"))
 
     # ------------------------------------------------------------------ eating
     def _eat(self, e: _Eater) -> None:
+        """Every eligible animal bites the nearest prey, food item or grass its mouth reaches (rows in order)."""
         ctx = self.ctx
         lifecycle = ctx.lifecycle
         v = e.view
         eat = v.eco.eating if v.eco.eating is not None else DEFAULTS["eating"]
         pop = v.pop
-        mouths = C.mouth_positions(pop.position, pop.forward, pop.up, v.eco.mouth.offset)
+        n = pop.n
+        e.reserve(n)
+        mouths, use, done = e.mouths[:n], e.use[:n], e.done[:n]
         hunger = pop.component("hunger")
         chew = pop.component("chew")
-        eligible = np.flatnonzero((chew <= 0.0) & (hunger >= v.get("eating", "min_hunger")))
-        if eligible.size == 0:
+        min_hunger = v.get("eating", "min_hunger")
+        hungry = min_hunger if isinstance(min_hunger, np.ndarray) else np.full(1, np.float32(min_hunger))
+        if not _eligible(chew, hunger, hungry, use):
             return
+        _mouth_points(pop.position, pop.forward, pop.up, *e.offset, mouths)
         reach = v.get("mouth", "reach")
-        reach_rows = reach[eligible] if isinstance(reach, np.ndarray) else np.full(eligible.size, reach)
-        done = np.zeros(eligible.size, bool)
-        points = mouths[eligible]
+        radius = float(reach[use].max()) if isinstance(reach, np.ndarray) else float(reach)
+        done[:] = False
 
-        def took(k: int, amount: float, nutrition: float) -> None:
-            row = eligible[k]
+        def reaches(row: int, dist) -> bool:
+            r = float(reach[row]) if isinstance(reach, np.ndarray) else reach
+            return not float(dist) > r
+
+        def took(row: int, amount: float, nutrition: float) -> None:
             satiation = v.value_at("hunger", "satiation", row) if v.eco.hunger is not None else 1.0
             hunger[row] = max(0.0, float(hunger[row]) - amount * nutrition * satiation)
             chew[row] = v.value_at("eating", "chew_time", row)
             pop.component("event_bit")[row] = 1.0
             lifecycle.count(v.name, "eaten")
-            done[k] = True
+            done[row] = True
 
         for prey_name in eat.prey:
             prey = self.world.population(prey_name)
             if prey.n == 0:
                 continue
-            idx, dist, _ = nearest_within(points, prey.position, float(reach_rows.max()))
+            nearest, dist = e.perception.nearest_in_reach(mouths, use & ~done, prey.position, radius)
             prey_v = ctx.by_name[prey_name]
-            for k in np.flatnonzero((idx >= 0) & ~done):
-                if dist[k] > reach_rows[k]:
+            for row in np.flatnonzero(nearest >= 0):
+                if not reaches(row, dist[row]):
                     continue
-                j = int(idx[k])
+                j = int(nearest[row])
                 uid = int(prey.uid[j])
-                if lifecycle.is_dying(prey_name, uid) or (prey_name == v.name and j == eligible[k]):
+                if lifecycle.is_dying(prey_name, uid) or (prey_name == v.name and j == row):
                     continue
                 has_food = prey_v.has("food")
                 left = float(prey.component("food")[j]) if has_food else 1.0
                 nutrition = float(prey.component("nutrition")[j]) if has_food else 1.0
-                amount = bite_amount(left, v.value_at("eating", "bite", eligible[k]))
+                amount = bite_amount(left, v.value_at("eating", "bite", row))
                 lifecycle.kill(prey_name, [uid], cause="caught", carcass_food=left - amount)
                 lifecycle.count(v.name, "caught")
-                pop.component("event_caught")[eligible[k]] = 1.0
-                took(k, amount, nutrition)
+                pop.component("event_caught")[row] = 1.0
+                took(row, amount, nutrition)
         bits = self.world.tag_bits(eat.food_tags)
         for food_name in eat.food:
             items = self.world.population(food_name)
-            if items.n == 0 or done.all():
+            if items.n == 0 or not (use & ~done).any():
                 continue
-            rows = np.arange(items.n)
+            targets = items.position
+            rows = None
             if bits:
                 rows = np.flatnonzero((items.tags & np.uint32(bits)) != 0)
                 if rows.size == 0:
                     continue
-            idx, dist, _ = nearest_within(points, np.ascontiguousarray(items.position[rows]), float(reach_rows.max()))
+                targets = np.ascontiguousarray(items.position[rows])
+            nearest, dist = e.perception.nearest_in_reach(mouths, use & ~done, targets, radius)
             food = items.component("food")
-            for k in np.flatnonzero((idx >= 0) & ~done):
-                if dist[k] > reach_rows[k]:
+            for row in np.flatnonzero(nearest >= 0):
+                if not reaches(row, dist[row]):
                     continue
-                j = int(rows[idx[k]])
+                j = int(nearest[row]) if rows is None else int(rows[nearest[row]])
                 uid = int(items.uid[j])
-                if lifecycle.is_dying(food_name, uid) or (food_name == v.name and j == eligible[k]):
+                if lifecycle.is_dying(food_name, uid) or (food_name == v.name and j == row):
                     continue
                 left = float(food[j])
                 if left <= 0.0:
                     continue
-                amount = bite_amount(left, v.value_at("eating", "bite", eligible[k]))
+                amount = bite_amount(left, v.value_at("eating", "bite", row))
                 food[j] = left - amount
                 if food[j] <= 1e-6:
                     food[j] = 0.0
@@ -217,11 +232,11 @@ class FeedingSystem(System):
                         lifecycle.kill(food_name, [uid], cause="eaten", carcass_food=0.0)
                     else:
                         lifecycle.despawn(food_name, [uid])
-                took(k, amount, float(items.component("nutrition")[j]))
-        if v.eco.graze is not None and not done.all():
-            self._graze(v, eligible, done, took)
+                took(row, amount, float(items.component("nutrition")[j]))
+        if v.eco.graze is not None and (use & ~done).any():
+            self._graze(v, np.flatnonzero(use & ~done), took)
 
-    def _graze(self, v, eligible: np.ndarray, done: np.ndarray, took) -> None:
+    def _graze(self, v, rows: np.ndarray, took) -> None:
         """Animals nearly still over the grass layer bite it (grass never runs out)."""
         env = self.ctx.environment
         if env is None:
@@ -230,19 +245,16 @@ class FeedingSystem(System):
 
         g = v.eco.graze
         pop = v.pop
-        rows = eligible[~done]
         speed = np.sqrt(np.einsum("ij,ij->i", pop.velocity[rows], pop.velocity[rows]))
-        keep = speed <= g.max_speed
-        ks = np.flatnonzero(~done)[keep]
-        if ks.size == 0:
+        rows = rows[speed <= g.max_speed]
+        if rows.size == 0:
             return
-        origins = np.ascontiguousarray(pop.position[eligible[ks]], np.float32)
-        down = np.tile(np.float32([0.0, -1.0, 0.0]), (ks.size, 1))
+        origins = np.ascontiguousarray(pop.position[rows], np.float32)
+        down = np.tile(np.float32([0.0, -1.0, 0.0]), (rows.size, 1))
         hits = cast_rays(env, origins, down, g.reach, mask=env.mask(g.layers))
-        for k, on in zip(ks, hits.hit[:ks.size]):
+        for row, on in zip(rows, hits.hit[:rows.size]):
             if on:
-                row = eligible[k]
-                took(k, v.value_at("eating", "bite", row), v.value_at("graze", "nutrition", row))
+                took(row, v.value_at("eating", "bite", row), v.value_at("graze", "nutrition", row))
 
     # ------------------------------------------------------------------ items
     def _ground_under(self, pop):
@@ -295,3 +307,65 @@ class FeedingSystem(System):
                         "item_age": np.float32([0.0]),
                         "item_lifetime": np.float32([cc.lifetime if cc.lifetime is not None else -1.0])},
             tags=[cc.tag or f"dead_{view.name}"])
+
+
+# ---------------------------------------------------------------------------- kernels
+
+@njit(cache=True, inline="always")
+def _mouth(position, forward, up, ox, oy, oz, i):
+    """``p + ox·(up × forward) + oy·up + oz·forward`` as :func:`.components.mouth_positions` sums it:
+    float32 terms added to the float64 position in the order z, y, x, then rounded to float32."""
+    x = np.float64(position[i, 0])
+    y = np.float64(position[i, 1])
+    z = np.float64(position[i, 2])
+    if oz != 0:
+        x += np.float64(oz * forward[i, 0])
+        y += np.float64(oz * forward[i, 1])
+        z += np.float64(oz * forward[i, 2])
+    if oy != 0:
+        x += np.float64(oy * up[i, 0])
+        y += np.float64(oy * up[i, 1])
+        z += np.float64(oy * up[i, 2])
+    if ox != 0:
+        ux, uy, uz = up[i, 0], up[i, 1], up[i, 2]
+        fx, fy, fz = forward[i, 0], forward[i, 1], forward[i, 2]
+        x += np.float64(ox * (uy * fz - uz * fy))
+        y += np.float64(ox * (uz * fx - ux * fz))
+        z += np.float64(ox * (ux * fy - uy * fx))
+    return np.float32(x), np.float32(y), np.float32(z)
+
+
+@njit(cache=True)
+def _mouths(position, forward, up, ox, oy, oz, mx, my, mz):
+    """Every animal's mouth in world coordinates, into the three components."""
+    for i in range(position.shape[0]):
+        mx[i], my[i], mz[i] = _mouth(position, forward, up, ox, oy, oz, i)
+
+
+@njit(cache=True)
+def _mouth_points(position, forward, up, ox, oy, oz, out):
+    """Every animal's mouth in world coordinates, as (n, 3) points."""
+    for i in range(position.shape[0]):
+        out[i, 0], out[i, 1], out[i, 2] = _mouth(position, forward, up, ox, oy, oz, i)
+
+
+@njit(cache=True)
+def _chew(chew, caught, bit, dt):
+    """Chewing counts down (float32, never below 0); last step's catch and bite flags are cleared."""
+    for i in range(chew.shape[0]):
+        c = chew[i] - dt
+        chew[i] = c if c > 0.0 else np.float32(0.0)
+        caught[i] = 0.0
+        bit[i] = 0.0
+
+
+@njit(cache=True)
+def _eligible(chew, hunger, min_hunger, use):
+    """``use[i]``: not chewing and at least ``min_hunger`` hungry (float32 comparisons); any eligible."""
+    found = False
+    for i in range(chew.shape[0]):
+        m = min_hunger[i] if min_hunger.shape[0] > 1 else min_hunger[0]
+        ok = chew[i] <= 0.0 and hunger[i] >= m
+        use[i] = ok
+        found = found or ok
+    return found

@@ -15,6 +15,7 @@ expired sounds and marks who hears one (``event_heard``, what brains see as
 ``heard_sound`` in the next step).
 """
 import numpy as np
+from numba import njit
 from pydantic import Field
 
 from ..steering.params import StrictModel
@@ -54,27 +55,60 @@ def advance(pop, speed: float, dt: float) -> np.ndarray:
     """Age every sound by ``dt``, grow its sphere; returns the uids whose lifetime is over."""
     if pop.n == 0:
         return np.zeros(0, np.int64)
-    age = pop.component("sound_age")
-    age += dt
-    radius = pop.component("sound_radius")
-    radius[:] = np.minimum(speed * age, pop.component("sound_range"))
-    return pop.uid[age >= pop.component("sound_lifetime") - 1e-9].copy()
+    expired = np.zeros(pop.n, np.bool_)
+    _advance(pop.component("sound_age"), pop.component("sound_radius"), pop.component("sound_range"),
+             pop.component("sound_lifetime"), np.float32(speed), np.float32(dt), expired)
+    return pop.uid[expired].copy()
 
 
-def heard(position: np.ndarray, pop) -> np.ndarray:
+@njit(cache=True)
+def _advance(age, radius, reach, lifetime, speed, dt, expired):
+    for i in range(age.shape[0]):
+        age[i] += dt
+        radius[i] = min(speed * age[i], reach[i])
+        expired[i] = age[i] >= lifetime[i] - np.float32(1e-9)
+
+
+def heard(position: np.ndarray, pop, out=None) -> np.ndarray:
     """Which of ``position`` are inside at least one sound's sphere (bool per point)."""
     n = len(position)
-    out = np.zeros(n, bool)
+    out = np.zeros(n, np.bool_) if out is None else out
     if pop.n == 0 or n == 0:
+        out[:] = False
         return out
-    centres = pop.position.astype(np.float64)
-    radius = pop.component("sound_radius").astype(np.float64)
-    for c, r in zip(centres, radius):
-        if r <= 0:
-            continue
-        d2 = np.einsum("ij,ij->i", position - c, position - c)
-        out |= d2 <= r * r
+    _heard(position, pop.position, pop.component("sound_radius"), out)
     return out
+
+
+@njit(cache=True)
+def _heard_flag(position, centres, radius, flag):
+    """``flag[i]`` = 1.0 where point ``i`` hears a sound, else 0.0."""
+    for i in range(position.shape[0]):
+        flag[i] = 1.0 if _hears(position, i, centres, radius) else 0.0
+
+
+@njit(cache=True, inline="always")
+def _hears(position, i, centres, radius):
+    px = np.float64(position[i, 0])
+    py = np.float64(position[i, 1])
+    pz = np.float64(position[i, 2])
+    for s in range(centres.shape[0]):
+        r = np.float64(radius[s])
+        if r <= 0.0:
+            continue
+        dx = px - np.float64(centres[s, 0])
+        dy = py - np.float64(centres[s, 1])
+        dz = pz - np.float64(centres[s, 2])
+        if dx * dx + dy * dy + dz * dz <= r * r:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _heard(position, centres, radius, out):
+    """``out[i]``: point ``i`` lies within a sound's sphere (float64 distances)."""
+    for i in range(position.shape[0]):
+        out[i] = _hears(position, i, centres, radius)
 
 
 class SoundsSystem(System):
@@ -111,7 +145,7 @@ class SoundsSystem(System):
             if v.pop.n:
                 flag = v.pop.component("event_heard")
                 if sounds.n:
-                    flag[:] = heard(v.pop.position, sounds)
+                    _heard_flag(v.pop.position, sounds.position, sounds.component("sound_radius"), flag)
                 else:
                     flag[:] = 0.0
 
