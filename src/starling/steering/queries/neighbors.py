@@ -23,7 +23,9 @@ Three methods compute the same table bit for bit:
 
 * ``"grid"`` (default): uniform grid with a counting sort, rebuilt per call,
   cell-ordered memory layout, row runs, serial or parallel Numba kernels;
-  see ``grid.py``.  The thesis measured the grid faster than the k-d tree in
+  see ``grid.py``. Small queries in a world that does not wrap (at most
+  ``small.SMALL_MAX_PAIRS`` pairs) test every pair instead (``small.py``): same
+  table, no grid to build.  The thesis measured the grid faster than the k-d tree in
   every configuration it tried (9.6.1), and it scales linearly.
 * ``"kdtree"``: ``scipy.spatial.cKDTree`` candidates, then the same compiled
   selection; the alternative method of thesis 5.3.3 and a second oracle.
@@ -49,7 +51,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from starling.steering.queries import brute, kdtree
-from starling.steering.queries.grid import GridIndex, minimum_image, wrap_offset
+from starling.steering.queries.grid import GridIndex, minimum_image, query_thresholds, wrap_offset
+from starling.steering.queries.small import SMALL_MAX_PAIRS, SmallScratch, query_small
 
 __all__ = [
     "METHODS",
@@ -144,6 +147,7 @@ class Neighbors:
         "_count_buf",
         "_overflow_buf",
         "_grid",
+        "_small",
     )
 
     def __init__(self, capacity: int = 0, k: int = 1) -> None:
@@ -155,6 +159,7 @@ class Neighbors:
         self._count_buf = np.zeros(cap, dtype=np.int32)
         self._overflow_buf = np.zeros(cap, dtype=np.int32)
         self._grid: GridIndex | None = None
+        self._small: SmallScratch | None = None
         self._view(0)
 
     def _view(self, n: int) -> None:
@@ -333,7 +338,16 @@ def find_neighbors(
         out.clear()
         return out
     r = spec.max_distance
-    if spec.method == "grid":
+    if spec.method == "grid" and box32 is None and n * m <= SMALL_MAX_PAIRS:
+        # a small query: testing every pair costs less than building a grid (same table, see small.py)
+        small = out._small
+        if small is None:
+            small = out._small = SmallScratch()
+        small.reserve(m)
+        r2, cos_limit, sees_all = query_thresholds(r, spec.fov_deg)
+        query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, k, out.index, out.distance, out.count,
+                    out.overflow, *small.columns, small.ok)
+    elif spec.method == "grid":
         grid = out._grid
         if grid is None:
             grid = out._grid = GridIndex()
