@@ -55,6 +55,20 @@ class _Body:
             ids = {s.name: i for i, s in enumerate(view.brain_cfg.states)}
             self.drain_ids = np.array([ids[s] for s in eco.stamina.drain_states], np.float32)
         self.cap = 0
+        self.table = {t: eco is not None and getattr(eco, t) is not None for t in SECTIONS}
+        self.starve = self.table["hunger"] and eco.hunger.starve_after is not None
+        self.ages = self.table["age"] and eco.age.max_age is not None
+        self._params: dict = {}
+
+    def params(self, section: str, fields) -> list:
+        """:func:`_params`, kept while none of them is drawn per animal (draws move with the animals)."""
+        hit = self._params.get(section)
+        if hit is not None:
+            return hit
+        out = _params(self.view, section, fields)
+        if not out[-1]:
+            self._params[section] = out
+        return out
 
     def reserve(self, n: int) -> None:
         """Per-animal scratch, grown by capacity (no allocation per step)."""
@@ -102,15 +116,13 @@ class EnergySystem(System):
         eco = v.eco
         body.reserve(n)
         none = body.none[:n]
-        table = {t: eco is not None and getattr(eco, t) is not None for t in ("energy", "hunger", "stamina", "age")}
-        starve = table["hunger"] and eco.hunger.starve_after is not None
-        ages = table["age"] and eco.age.max_age is not None
+        table = body.table
         top, top_f32 = _top_speed(v)
-        drain, recovery, energy_drawn = _params(v, "energy", ("drain", "recovery"))
-        rate, starve_after, hunger_drawn = _params(v, "hunger", ("rate", "starve_after"))
+        drain, recovery, _ = body.params("energy", ("drain", "recovery"))
+        rate, starve_after, hunger_drawn = body.params("hunger", ("rate", "starve_after"))
         # a shared hunger rate is multiplied by dt as Python numbers, then added to the float32 hunger
         rate_dt = float(rate[0]) * dt if not hunger_drawn & 1 else 0.0
-        lose, regain, maximum, _ = _params(v, "stamina", ("lose", "regain", "max"))
+        lose, regain, maximum, _ = body.params("stamina", ("lose", "regain", "max"))
         may_lose = body.may_lose[:n]
         if table["stamina"] and body.drain_ids is not None:
             may_lose[:] = np.isin(pop.component("state"), body.drain_ids)
@@ -119,21 +131,21 @@ class EnergySystem(System):
         starved, old = body.starved[:n], body.old[:n]
         st = eco.stamina if table["stamina"] else None
         age = eco.age if table["age"] else None
-        _bodies(pop.velocity, top, top_f32, np.float32(v.mover_max),
-                pop.component("energy") if table["energy"] else none, table["energy"], drain, recovery,
-                eco.energy.drain_power if table["energy"] else 2.0,
-                pop.component("hunger") if table["hunger"] else none, table["hunger"], rate, hunger_drawn & 1,
-                rate_dt, pop.component("starving") if starve else none, starve, starve_after,
-                pop.component("stamina") if st else none, st is not None, lose, regain, maximum, may_lose,
-                st.lose_above if st else 1.0, st.regain_below if st else 0.0,
-                pop.component("age") if age else none, age is not None,
-                np.float32(age.years_per_second * dt) if age else np.float32(0.0),
-                np.float32(age.max_age if ages else 0.0), ages,
-                dt, starved, old)
-        if starve and starved.any():
-            self.ctx.lifecycle.kill(v.name, pop.uid[starved], cause="starvation")
-        if ages and old.any():
-            self.ctx.lifecycle.kill(v.name, pop.uid[old], cause="old age")
+        dying = _bodies(pop.velocity, top, top_f32, np.float32(v.mover_max),
+                        pop.component("energy") if table["energy"] else none, table["energy"], drain, recovery,
+                        eco.energy.drain_power if table["energy"] else 2.0,
+                        pop.component("hunger") if table["hunger"] else none, table["hunger"], rate, hunger_drawn & 1,
+                        rate_dt, pop.component("starving") if body.starve else none, body.starve, starve_after,
+                        pop.component("stamina") if st else none, st is not None, lose, regain, maximum, may_lose,
+                        st.lose_above if st else 1.0, st.regain_below if st else 0.0,
+                        pop.component("age") if age else none, age is not None,
+                        np.float32(age.years_per_second * dt) if age else np.float32(0.0),
+                        np.float32(age.max_age if body.ages else 0.0), body.ages, dt, starved, old)
+        if dying:
+            if body.starve and starved.any():
+                self.ctx.lifecycle.kill(v.name, pop.uid[starved], cause="starvation")
+            if body.ages and old.any():
+                self.ctx.lifecycle.kill(v.name, pop.uid[old], cause="old age")
 
     def born(self, view, rows, rng) -> None:
         """Start values: energy, hunger, stamina (default: its maximum) and age."""
@@ -179,7 +191,7 @@ def _top_speed(v):
     if varied_mover:
         top = v.pop.component("mover_max_speed").astype(np.float64)
         return (top * v.pop.component("var_max_speed") if varied else top), False
-    return np.full(1, v.mover_max), False
+    return np.full(1, v.mover_max), False  # the mover's number: float64, as np.maximum(top, 1e-9) makes it
 
 
 def _params(v, section: str, fields) -> list:
@@ -216,11 +228,12 @@ def _bodies(velocity, top, top_f32, mover_max32, energy, has_energy, drain, reco
     is (``top_f32``: the mover's number times float32 draws), else float64; energy follows
     ``s``; hunger, starvation and age are float32 (a Python number meeting a float32
     array takes its type); stamina is float64. Parameters are float64 arrays of one value
-    or one per animal (draws, exact in float64).
+    or one per animal (draws, exact in float64). Returns how many died of hunger or age.
     """
     dt32 = np.float32(dt)
     one32 = np.float32(1.0)
     zero32 = np.float32(0.0)
+    dying = 0
     for i in range(velocity.shape[0]):
         vx = velocity[i, 0]
         vy = velocity[i, 1]
@@ -250,6 +263,7 @@ def _bodies(velocity, top, top_f32, mover_max32, energy, has_energy, drain, reco
             if starve:
                 starving[i] = starving[i] + dt32 if hunger[i] >= one32 else zero32
                 starved[i] = starving[i] >= np.float32(_at(starve_after, i))
+                dying += starved[i]
         if has_stamina:
             high = (s32 >= np.float32(lose_above)) if top_f32 else (s >= lose_above)
             low = (s32 <= np.float32(regain_below)) if top_f32 else (s <= regain_below)
@@ -264,3 +278,5 @@ def _bodies(velocity, top, top_f32, mover_max32, energy, has_energy, drain, reco
             age[i] = age[i] + years
             if ages:
                 old[i] = age[i] >= max_age
+                dying += old[i]
+    return dying

@@ -66,12 +66,23 @@ class _Factors:
         self.one = np.ones(1, np.float32)
         self.no_weights = np.ones((1, self.rows), np.float32)
         self._none = np.zeros(0, np.float32)
+        self._params: dict = {}
         self._columns = np.ones((len(self.weight_vars), 0), np.float32)
         if not self.modulates_speed:
             pipeline.speed_scale = None
             pipeline.accel_scale = None
         if not self.modulates_desires:
             pipeline.desire_scale = None
+
+    def param(self, section: str, field: str) -> tuple:
+        """:func:`_param`, kept while it is one number (draws move with the animals: fetched each step)."""
+        hit = self._params.get((section, field))
+        if hit is not None:
+            return hit
+        out = _param(self.view, section, field)
+        if not out[1]:
+            self._params[(section, field)] = out
+        return out
 
     def none(self, n: int) -> np.ndarray:
         """A placeholder array for a component the species does not have (never read)."""
@@ -148,9 +159,9 @@ class FactorsSystem(System):
             stamina = eco is not None and eco.stamina is not None
             age = eco.age if eco is not None and eco.age is not None else None
             var = view.variation
-            below, min_speed, min_accel = (_param(view, "energy", x) for x in
+            below, min_speed, min_accel = (f.param("energy", x) for x in
                                            ("fatigue_below", "min_speed_factor", "min_accel_factor"))
-            pen_below, pen_max = (_param(view, "stamina", x) for x in ("penalty_below", "max_penalty"))
+            pen_below, pen_max = (f.param("stamina", x) for x in ("penalty_below", "max_penalty"))
             brain = f.brain
             _speed_factors(
                 pop.component("energy") if energy else none, energy, *below, *min_speed, *min_accel,
@@ -158,7 +169,7 @@ class FactorsSystem(System):
                 pop.component("age") if age else none, age is not None,
                 np.float32(max(age.young_below, 1e-9) if age else 1.0), bool(age and age.young_below > 0),
                 np.float32(age.old_above if age else 0.0), np.float32(age.old_span if age else 1.0),
-                *_param(view, "age", "max_penalty"), view.mover_max,
+                *f.param("age", "max_penalty"), view.mover_max,
                 pop.component("var_max_speed") if var is not None and var.max_speed is not None else none,
                 var is not None and var.max_speed is not None,
                 pop.component("var_acceleration") if var is not None and var.acceleration is not None else none,
