@@ -71,6 +71,7 @@ def test_an_installed_package_registers_through_its_entry_point(scene, tmp_path_
     target = tmp_path_factory.mktemp("site")
     source = tmp_path_factory.mktemp("src") / "starling_zone"  # pip builds in place: keep tests/ clean
     shutil.copytree(ROOT / "tests" / "plugins" / "starling_zone", source)
+    shutil.copy(ROOT / "docs" / "examples" / "avoid_center.py", source / "src" / "starling_zone" / "avoid_zone.py")
     build = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
                             "--target", str(target), str(source)],
                            capture_output=True, text=True, timeout=300)

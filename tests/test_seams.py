@@ -189,3 +189,42 @@ def test_two_seeds_give_different_animals_and_the_same_seed_the_same():
         s.step(30)
     assert not np.array_equal(a.population("bird").position, b.population("bird").position)
     assert np.array_equal(a.population("bird").position, c.population("bird").position)
+
+
+def test_the_environment_world_and_time_step_change_live():
+    sim = starling.load_scenario("pasture", seed=2, record_debug=False)
+    sim.step(30)
+    sheep = sim.population("sheep")
+    t = sim.time
+    data = sim.config_data()
+    data["dt"] = data["dt"] / 2
+    data["world"]["bounds_max"][1] = data["world"]["bounds_max"][1] + 10.0
+    env = data["environment"]
+    before = sim.environment
+    far = np.array([[1000.0, 0.0, 1000.0]], np.float32)
+    assert not before.is_inside_solid(far, 0.1)[0]
+    env.setdefault("shapes", []).append({"kind": "box", "center": [1000.0, 0.0, 1000.0], "half_extents": [1, 1, 1]})
+    sim.reconfigure(data)
+    assert sim.environment is not before and sim.environment.is_inside_solid(far, 0.1)[0]  # the new box is there
+    assert sim.dt == pytest.approx(data["dt"]) and sim.time == pytest.approx(t)
+    sim.step(10)
+    assert sim.time == pytest.approx(t + 10 * data["dt"])
+    assert sim.world.bounds_max[1] == pytest.approx(data["world"]["bounds_max"][1])
+    assert sheep.n == sim.population("sheep").n and sim.health()["nan"] == 0
+    unchanged = sim.environment
+    sim.set("species.sheep.mover.max_speed=2.5")
+    assert sim.environment is unchanged  # static geometry is kept when its section did not change
+
+
+def test_reordering_species_keeps_each_species_on_its_own_random_streams():
+    sim = starling.load_scenario("lagoon", seed=5, record_debug=False)
+    sim.step(20)
+    data = sim.config_data()
+    swapped = copy.deepcopy(data)
+    swapped["species"].reverse()
+    twin = starling.Simulation.restore(sim.snapshot())
+    sim.reconfigure(swapped)
+    sim.set("species.fish.count=230")  # newcomers draw from the fish's own streams, wherever the fish stand
+    twin.set("species.fish.count=230")
+    assert np.array_equal(sim.population("fish").position, twin.population("fish").position)
+    assert np.array_equal(sim.population("fish").uid, twin.population("fish").uid)

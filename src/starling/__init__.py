@@ -9,6 +9,10 @@ The public API::
 
 Extending: :func:`starling.behavior` registers a new behaviour (see docs/extending.md).
 """
+from .kernel_cache import install as _install_kernel_cache
+
+_install_kernel_cache()  # before any kernel is defined: the cache folder, and healing damaged cache files
+
 from .config import ConfigError, json_schema, load_scenario_config, scenario_names, validate_scenario
 from .simulation import Simulation, load_scenario
 from .steering.params import BehaviorParams, NeighborBehaviorParams, RayBehaviorParams

@@ -28,6 +28,7 @@ GROUP = "starling.plugins"
 BUILTINS = {
     "behaviors": "starling.steering.behaviors",
     "mergers": "starling.steering.mergers",
+    "queries": "starling.steering.queries.neighbors",
     "movers": "starling.motion.movers",
     "environment": "starling.environment.system",
     "ground_mover": "starling.environment.walking",

@@ -20,12 +20,13 @@ from .config import ConfigError, load_scenario_config, validate_scenario
 from .errors import Problem
 from .config.io import apply_override, toml_value
 from .config.models import ScenarioBase
-from .metrics import local_polarization, milling, nearest_neighbor_distance, polarization
+from .metrics import groups, local_polarization, milling, nearest_neighbor_distance, polarization
 from .steering import registry
 from .steering.per_animal import bind_draws
 from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline
 from .systems import ComponentSpec, check_access
 from .world import Population, World
+from .observe import Observer, StepView
 from .world.layout import spatial_order
 
 #: large populations are re-sorted into grid-cell order this often (steps)
@@ -39,81 +40,6 @@ SNAPSHOT_FORMAT = "starling.snapshot/1"
 
 def _restore_pickled(snapshot: dict) -> "Simulation":
     return Simulation.restore(snapshot)
-
-
-class ReadOnlyPopulation:
-    """One population's arrays as read-only views (what an observer sees)."""
-
-    __slots__ = ("_pop",)
-
-    def __init__(self, pop: Population):
-        self._pop = pop
-
-    @property
-    def name(self) -> str:
-        return self._pop.name
-
-    @property
-    def n(self) -> int:
-        return self._pop.n
-
-    @property
-    def component_names(self) -> tuple[str, ...]:
-        return self._pop.component_names
-
-    def component(self, name: str) -> np.ndarray:
-        return _frozen(self._pop.component(name))
-
-    def __getattr__(self, name: str) -> np.ndarray:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return _frozen(getattr(self._pop, name))
-
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    view = array.view()
-    view.flags.writeable = False
-    return view
-
-
-class StepView:
-    """What an observer is handed after a step: the clock and read-only populations.
-
-    Valid during the callback; copy what you keep. ``sim`` is there for the read-only
-    helpers (``metrics()``, ``scene()``, ``inspect()``); changing the simulation from an
-    observer is not supported.
-    """
-
-    def __init__(self, sim: "Simulation"):
-        self.sim = sim
-        self.step = sim.step_count
-        self.time = sim.time
-        self.dt = sim.dt
-        self.species = sim.species
-        self.tags = sim.world.tags
-
-    def population(self, name: str) -> ReadOnlyPopulation:
-        return ReadOnlyPopulation(self.sim.world.population(name))
-
-    @property
-    def populations(self) -> dict[str, ReadOnlyPopulation]:
-        """Every population: the species, then what systems made (apples, sounds, the player, …)."""
-        return {name: ReadOnlyPopulation(pop) for name, pop in self.sim.world.populations.items()}
-
-
-class Observer:
-    """A callback attached to a simulation by :meth:`Simulation.observe`."""
-
-    def __init__(self, sim: "Simulation", callback: Callable[[StepView], None], every: int):
-        self._sim = sim
-        self.callback = callback
-        self.every = every
-
-    def close(self) -> None:
-        """Stop being called (idempotent)."""
-        observers = self._sim._observers
-        if self in observers:
-            observers.remove(self)
 
 
 class PlayerUnavailable(AttributeError, ValueError):
@@ -185,6 +111,16 @@ class Simulation:
             dropped = {sp.name for sp in (previous.species if previous is not None else ())} - keep
             world_state = dict(state["world"])
             world_state["populations"] = {k: v for k, v in world_state["populations"].items() if k not in dropped}
+            if previous is not None:  # species streams follow their species when the order changes
+                moved = {i: next((j for j, sp in enumerate(scenario.species) if sp.name == old.name), None)
+                         for i, old in enumerate(previous.species)}
+                rngs = []
+                for key, rng in world_state["rngs"]:
+                    if key[0] == "k":
+                        rngs.append([key, rng])
+                    elif moved.get(key[0]) is not None:
+                        rngs.append([[moved[key[0]], *key[1:]], rng])
+                world_state["rngs"] = rngs
             self.world.load_state(world_state)
         old_species = {sp.name: sp for sp in (previous.species if previous is not None else ())}
         spawns = []
@@ -533,16 +469,34 @@ class Simulation:
             info["desired_velocity"] = detail["desired_velocity"]
         return info
 
-    def metrics(self, nn_sample: int = 2000) -> dict:
-        """Order parameters per species (cheap enough for a live chart)."""
+    def metrics(self, nn_sample: int = 2000, group_radius: Optional[float] = None,
+                groups_max: int = 20_000) -> dict:
+        """Order parameters per species (cheap enough for a live chart), periodic in a wrapping world.
+
+        ``groups`` / ``largest_group``: animals closer than ``group_radius`` are linked;
+        by default the reach of the species' neighbour queries of its own kind (what an
+        animal can see of its fellows), None for populations without one. The count is
+        exact and costs with the number of linked pairs, so populations above
+        ``groups_max`` report None rather than stall a live view (0.3 s at 20,000 birds).
+        """
+        box = self.world.box
+        reach = {}
+        for pipe in self.pipelines:
+            own = [g.query.max_distance for g in pipe.groups if pipe.name in g.targets]
+            reach[pipe.name] = max(own) if own else None
         out = {}
         for name, pop in self.world.populations.items():
+            radius = group_radius if group_radius is not None else reach.get(name)
+            count, largest = (groups(pop.position, radius, box) if radius is not None and pop.n <= groups_max
+                              else (None, None))
             out[name] = {
                 "count": int(pop.n),
                 "polarization": polarization(pop.velocity),
-                "milling": milling(pop.position, pop.velocity),
-                "local_polarization": local_polarization(pop.position, pop.velocity, sample=nn_sample),
-                "nn_distance": nearest_neighbor_distance(pop.position, sample=nn_sample),
+                "milling": milling(pop.position, pop.velocity, box=box),
+                "local_polarization": local_polarization(pop.position, pop.velocity, sample=nn_sample, box=box),
+                "nn_distance": nearest_neighbor_distance(pop.position, sample=nn_sample, box=box),
+                "groups": count,
+                "largest_group": largest,
                 "mean_speed": float(np.linalg.norm(pop.velocity, axis=1).mean()) if pop.n else 0.0,
             }
         return out

@@ -61,6 +61,16 @@ def page(browser, live_server):
     tab.on("console", lambda msg: problems.append(f"console error: {msg.text}") if msg.type == "error" else None)
     tab.goto(live_server.url)
     tab.wait_for_function("() => window.__starling && window.__starling.state().framesApplied > 2", timeout=60_000)
-    yield tab
-    context.close()
+    try:
+        yield tab
+    finally:
+        # Leave the shared server as the next test expects it (the running flock), even when
+        # this test failed half-way through another scene: one failure must not cascade.
+        state = tab.evaluate("() => window.__starling.state()")
+        if state["scenario"] != "flock" or state["paused"]:
+            tab.evaluate("() => window.__starling.send({type: 'scenario', name: 'flock', seed: 1})")
+            tab.wait_for_function(
+                "() => { const s = window.__starling.state(); return s.scenario === 'flock' && s.paused === false; }",
+                timeout=60_000)
+        context.close()
     assert not problems, problems

@@ -69,7 +69,12 @@ def test_fish_are_seen_through_the_water_and_the_ecology_is_drawn(page):
     page.evaluate("() => window.__starling.send({type: 'step', n: 30})")
     page.wait_for_function("() => window.__starling.state().step === 30", timeout=120_000)
     page.wait_for_function("() => window.__starling.state().framed !== null", timeout=10_000)
-    page.wait_for_timeout(2500)  # a few draws of the paused scene (software rendering is slow)
+    # Settle the framed view on the school and hold it there (it otherwise keeps drifting after
+    # the fish, and on a busy machine the drawn image would lag positions projected a moment
+    # later), then wait for two fresh draws of the paused scene.
+    page.evaluate("() => window.__starling.hold()")
+    drawn = _state(page)["framesRendered"]
+    page.wait_for_function(f"() => window.__starling.state().framesRendered >= {drawn + 2}", timeout=30_000)
 
     # The player stands on the shore and is streamed with the animals.
     assert _state(page)["entities"].get("player") == 1

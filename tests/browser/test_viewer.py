@@ -32,11 +32,17 @@ def test_the_canvas_shows_a_live_scene(page):
     assert state["connected"] and state["scenario"] == "flock" and state["counts"] == {"bird": 1000}
 
 
+def _wait_for_draws(page, draws: int = 2) -> None:
+    drawn = _state(page)["framesRendered"]
+    page.wait_for_function(f"() => window.__starling.state().framesRendered >= {drawn + draws}", timeout=30_000)
+
+
 def test_the_step_counter_advances_and_pause_stops_it(page):
     start = _state(page)["step"]
     page.wait_for_function(f"() => window.__starling.state().step > {start + 10}", timeout=10_000)
     page.click("#play")  # pause
     page.wait_for_function("() => window.__starling.state().paused === true", timeout=5_000)
+    _wait_for_draws(page)  # the last frame sent before the pause is drawn at the next tick
     frozen = _state(page)["step"]
     time.sleep(1.0)
     assert _state(page)["step"] == frozen
@@ -55,6 +61,7 @@ def test_clicking_an_animal_opens_its_inspector(page):
     assert chosen and chosen["species"] == "bird"
     page.click("#play")  # hold the flock still so the click lands where the bird is drawn
     page.wait_for_function("() => window.__starling.state().paused === true", timeout=5_000)
+    _wait_for_draws(page)
     page.evaluate("() => window.__starling.deselect()")
     spot = page.evaluate(f"() => window.__starling.project('bird', {chosen['uid']})")
     assert spot, "the chosen bird should be on screen"

@@ -40,7 +40,9 @@ def test_a_stalled_client_drops_frames_and_slows_nobody(tmp_path):
                     except TimeoutError:
                         continue
                     if isinstance(message, bytes):
-                        healthy_frames.append((time.monotonic(), F.decode_frame(message).sequence))
+                        # only the header's sequence number: this reader shares the GIL with the
+                        # server and the simulation, so it must cost next to nothing per frame
+                        healthy_frames.append((time.monotonic(), F.frame_sequence(message)))
 
         reader = threading.Thread(target=healthy_reader, daemon=True)
         reader.start()
@@ -54,16 +56,20 @@ def test_a_stalled_client_drops_frames_and_slows_nobody(tmp_path):
             got = sum(1 for t, _ in healthy_frames if t0 <= t <= t0 + span)
             return (runner.sim.step_count - steps0) / span, (runner.frames_published - published0) / span, got
 
-        baseline_steps, _, _ = rate(1.0)
+        # The same measures without a stalled client: what the stall must not degrade. (The
+        # healthy reader shares this process's GIL with the server and a simulation that
+        # uses the whole machine, so even unstalled it does not get every published frame.)
+        baseline_span = 2.0
+        baseline_steps, _, baseline_got = rate(baseline_span)
         # max_queue=1: the client library itself stops reading once one message is waiting.
         with connect(url, max_size=None, max_queue=1) as stalled:
             assert '"scene"' in stalled.recv(timeout=5)
             wait_for(lambda: len(app.state.hub.clients) == 2, what="both clients")
             stalled_steps, published, healthy_got = rate(STALL_SECONDS)
 
-            # The simulation did not slow down, and the healthy client saw (nearly) every frame.
+            # The simulation did not slow down, and the healthy client got its frames as before.
             assert stalled_steps >= 0.8 * baseline_steps, (stalled_steps, baseline_steps)
-            assert healthy_got >= 0.8 * published * STALL_SECONDS, (healthy_got, published)
+            assert healthy_got / STALL_SECONDS >= 0.8 * baseline_got / baseline_span, (healthy_got, baseline_got)
 
             # Once the kernel's buffers were full, newer frames replaced the unsent one.
             stalled_client = min(app.state.hub.clients.values(), key=lambda c: c.frames_sent)

@@ -50,6 +50,8 @@ export class App {
   step = 0;
   time = 0;
   framesApplied = 0;
+  /** Draws since the page loaded (tests wait for fresh draws instead of sleeping). */
+  framesRendered = 0;
   renderFps = 0;
   framesPerS = 0;
   decodeMs = 0;
@@ -597,6 +599,25 @@ export class App {
     return { position, target, anchor: { species: main.info.name, withOthers, offset: target.clone().sub(center) } };
   }
 
+  private driftCamera(dt: number): void {
+    if (!this.anchorValid) return;
+    const cam = this.world.camera.position;
+    const water = this.env.waterShape;
+    const floor = Math.max(this.groundHeight(cam.x, cam.z), water ? water.level : -Infinity);
+    this.rig.drift(this.anchorTarget, dt, floor + 1.5);
+  }
+
+  /**
+   * Settle the framed view where its glide and drift were taking it, and keep it there
+   * (tests compare pixels with projected positions, which needs a camera that holds still).
+   */
+  holdCamera(): void {
+    if (this.rig.mode !== "orbit") return;
+    this.rig.finishGlide();
+    this.driftCamera(Infinity);
+    this.rig.userMoved = true;
+  }
+
   private tick(): void {
     const now = performance.now();
     const dt = Math.min((now - this.lastTick) / 1000, 0.1);
@@ -614,12 +635,7 @@ export class App {
     const target = this.followTarget();
     if (this.rig.mode === "follow" && !target) this.setCamera("orbit");
     // Until the user takes the camera, the framed view drifts along with the animals.
-    if (this.anchorValid) {
-      const cam = this.world.camera.position;
-      const water = this.env.waterShape;
-      const floor = Math.max(this.groundHeight(cam.x, cam.z), water ? water.level : -Infinity);
-      this.rig.drift(this.anchorTarget, dt, floor + 1.5);
-    }
+    this.driftCamera(dt);
     this.rig.update(dt, target);
     this.world.camera.updateMatrixWorld();
     if (target && this.inspect) {
@@ -628,6 +644,7 @@ export class App {
       this.overlay.hide();
     }
     this.world.render();
+    this.framesRendered++;
     this.fpsFrames++;
     if (now - this.fpsWindow >= 1000) {
       const span = (now - this.fpsWindow) / 1000;

@@ -22,6 +22,8 @@ export interface StarlingHook {
     paused: boolean | null;
     framesReceived: number;
     framesApplied: number;
+    /** Draws since the page loaded: wait for a fresh one instead of sleeping. */
+    framesRendered: number;
     renderFps: number;
     framesPerS: number;
     stepsPerS: number | null;
@@ -55,6 +57,8 @@ export interface StarlingHook {
   entities(kind: string): number[][];
   /** Put the orbit camera at `position` looking at `target` (world coordinates). */
   look(position: number[], target: number[]): void;
+  /** Settle the framed view where it was heading and stop it following the animals. */
+  hold(): void;
   select(species: string, uid: number): void;
   deselect(): void;
   send(message: ClientMessage): boolean;
@@ -70,6 +74,7 @@ const hook: StarlingHook = {
     paused: app.status ? app.status.paused : null,
     framesReceived: app.connection.framesReceived,
     framesApplied: app.framesApplied,
+    framesRendered: app.framesRendered,
     renderFps: app.renderFps,
     framesPerS: app.framesPerS,
     stepsPerS: app.status ? app.status.steps_per_s : null,
@@ -105,6 +110,7 @@ const hook: StarlingHook = {
     app.rig.lookFrom(new THREE.Vector3(...position.slice(0, 3)), new THREE.Vector3(...target.slice(0, 3)));
     app.rig.userMoved = true;
   },
+  hold: () => app.holdCamera(),
   select: (species, uid) => app.select(species, uid),
   deselect: () => app.deselect(),
   send: (message) => app.send(message),

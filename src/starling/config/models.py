@@ -87,7 +87,16 @@ class QueryConfig(StrictModel):
     k: int = Field(5, ge=1, le=256, description="Most neighbours kept (topological distance).")
     fov_deg: float = Field(270.0, gt=0, le=360, description="Field of view around forward, degrees.")
     mode: Literal["knn", "all_in_radius"] = "knn"
-    method: Literal["grid", "kdtree", "brute"] = "grid"
+    method: str = Field("grid", description="Neighbour search: a registered query method (built in: grid, kdtree, brute).")
+
+    @field_validator("method")
+    @classmethod
+    def _registered(cls, value):
+        known = sorted(q.name for q in registry.queries())
+        if value not in known:
+            raise ValueError(f"unknown neighbour query method {value!r}; registered: {', '.join(known)} "
+                             "(load your own with --plugin MODULE)")
+        return value
 
     @field_validator("max_distance", "k", "fov_deg", mode="before")
     @classmethod

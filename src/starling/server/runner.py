@@ -562,6 +562,9 @@ class SimulationRunner:
 
     def _maybe_status(self, now: float) -> None:
         if self._status_dirty or now - self._last_status_wall >= self.status_interval:
+            if self._frame_dirty:
+                # the frame of the last step goes out before a status that may say "paused"
+                self._publish_frame(now)
             self._post_status_now(now)
 
     def _maybe_metrics(self, now: float) -> None:
@@ -593,7 +596,7 @@ class SimulationRunner:
         counts: dict[str, int] = {}
         states: dict[str, dict[str, int]] = {}
         if sim is not None:
-            if self._observer is None or self._metrics_step < 0:
+            if self._metrics_step != int(sim.step_count):  # e.g. the last of a batch of paused steps
                 self._maybe_metrics(now)
             for name in sim.species:
                 counts[name] = int(sim.population(name).n)

@@ -30,6 +30,19 @@ class StrictModel(BaseModel):
 # Fields that configure how the pipeline runs a behaviour, not the kernel's math.
 _PIPELINE_FIELDS = frozenset({"kind", "label", "enabled", "priority"})
 _KERNEL_TUPLES: dict[type, type] = {}
+#: the trailing field of every behaviour's kernel tuple: its random stream key (uint64)
+STREAM_KEY = "key"
+
+
+def with_stream_key(kernel_params, key):
+    """``kernel_params`` with its stream key set (unchanged if a custom tuple has no ``key`` field).
+
+    A behaviour that overrides ``kernel_params()`` with its own tuple and never draws
+    random numbers need not carry a key; one that does adds a trailing ``key`` field.
+    """
+    if STREAM_KEY not in kernel_params._fields:
+        return kernel_params
+    return kernel_params._replace(**{STREAM_KEY: np.uint64(key)})
 
 
 class PerAnimalParams(StrictModel):
@@ -188,20 +201,24 @@ class BehaviorParams(PerAnimalParams):
         """The named tuple the kernel receives: every numeric field, arrays as float64.
 
         A field given as a distribution appears with its mean; the pipeline replaces it
-        with the animals' draws each step.
+        with the animals' draws each step. The last field, ``key``, is the behaviour's
+        random stream key (:mod:`starling.steering.random`): 0 here, set by the pipeline
+        with :func:`with_stream_key`.
         """
         cls = type(self)
         names = cls.kernel_field_names()
         tuple_type = _KERNEL_TUPLES.get(cls)
-        if tuple_type is None or tuple_type._fields != names:
+        if tuple_type is None or tuple_type._fields[:-1] != names:
+            if STREAM_KEY in names:
+                raise TypeError(f"{cls.__name__}: {STREAM_KEY!r} is reserved for the random stream key")
             # a class named after its fields, rebuildable from the name (see starling.kernel_types)
-            tuple_type = field_encoded_namedtuple(__name__, "Kernel", names)
+            tuple_type = field_encoded_namedtuple(__name__, "Kernel", names + (STREAM_KEY,))
             _KERNEL_TUPLES[cls] = tuple_type
         conv = cls.kernel_converters
         return tuple_type(*(
             _to_kernel_value(conv[name](getattr(self, name)) if name in conv else getattr(self, name))
             for name in names
-        ))
+        ), np.uint64(0))
 
 
 class BrainActionParams(StrictModel):

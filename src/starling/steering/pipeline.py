@@ -23,7 +23,9 @@ from ..parallel import PARALLEL_MIN_ANIMALS
 from ..world import World
 from ..world.population import agent_tuple_type
 from .mergers import merge
+from .params import with_stream_key
 from .per_animal import bind_draws
+from .random import stream_key
 from .queries.pairs import PairGeometry
 from .registry import BehaviorSpec, get_behavior
 from .results import VelocityResults
@@ -180,6 +182,7 @@ class SpeciesPipeline:
         self.merger = species_cfg.merger
         self.population = world.population(self.name)
         self._param_rng = world.species_rng(species_index, stream=1)  # per-animal parameter draws
+        self._seed = world.seed  # keys each behaviour row's random stream (starling.steering.random)
         self.slots: list[BehaviorSlot] = []
         self.groups: list[NeighborGroup] = []
         self.simple: list[BehaviorSlot] = []
@@ -244,7 +247,8 @@ class SpeciesPipeline:
 
     def _slot(self, params, row: int, query) -> BehaviorSlot:
         params = self._fill(params, query)
-        slot = BehaviorSlot(get_behavior(params.kind), params, params.kernel_params(), row)
+        kp = with_stream_key(params.kernel_params(), stream_key(self._seed, self.index, row))
+        slot = BehaviorSlot(get_behavior(params.kind), params, kp, row)
         kind, old = self._previous.get(row, (None, {}))
         self._draw(slot, old if kind == params.kind else {})
         self.slots.append(slot)

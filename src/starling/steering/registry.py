@@ -77,8 +77,25 @@ class BrainActionSpec:
     doc: str = ""
 
 
+@dataclass(frozen=True)
+class QuerySpec:
+    """A neighbour search method (``[species.groups.query] method = "<name>"``).
+
+    ``search(self_position, self_forward, target_position, spec, box, exclude_self, out)``
+    fills ``out`` (a reserved :class:`~starling.steering.queries.neighbors.Neighbors`:
+    ``index``, ``distance``, ``count``, ``overflow``) for every row: the k nearest
+    targets within ``spec.max_distance`` and ``spec.fov_deg``, sorted by distance then
+    index. Every method must give the same table (the oracle tests compare them).
+    """
+
+    name: str
+    search: Callable
+    doc: str = ""
+
+
 _behaviors: dict[str, BehaviorSpec] = {}
 _brain_actions: dict[str, BrainActionSpec] = {}
+_queries: dict[str, QuerySpec] = {}
 _sections: dict[tuple[str, str], SectionSpec] = {}
 _movers: dict[str, MoverSpec] = {}
 _version = [0]
@@ -196,6 +213,17 @@ def brain_action(name: str, *, params: type[BrainActionParams]):
     return register
 
 
+def neighbor_query(name: str):
+    """Register a neighbour search method under ``name`` (see :class:`QuerySpec`)."""
+
+    def register(search: Callable) -> Callable:
+        _queries[name] = QuerySpec(name, search, (search.__doc__ or "").strip())
+        _version[0] += 1
+        return search
+
+    return register
+
+
 def get_brain_action(name: str) -> BrainActionSpec:
     try:
         return _brain_actions[name]
@@ -206,6 +234,18 @@ def get_brain_action(name: str) -> BrainActionSpec:
 
 def brain_actions() -> list[BrainActionSpec]:
     return list(_brain_actions.values())
+
+
+def get_query(name: str) -> QuerySpec:
+    try:
+        return _queries[name]
+    except KeyError:
+        raise RegistryError(f"unknown neighbour query method {name!r}; registered: {', '.join(sorted(_queries))} "
+                            f"(a method from your own module needs --plugin MODULE)") from None
+
+
+def queries() -> list[QuerySpec]:
+    return list(_queries.values())
 
 
 def mover(name: str, *, params: type):

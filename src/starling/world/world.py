@@ -17,10 +17,14 @@ class Clock:
     dt: float
     time: float = 0.0
     step: int = 0
+    #: time and step where the current ``dt`` took effect (a run whose dt was changed live)
+    origin_time: float = 0.0
+    origin_step: int = 0
 
     def advance(self) -> None:
         self.step += 1
-        self.time = self.step * self.dt  # no drift from repeated float addition
+        # no drift from repeated float addition
+        self.time = self.origin_time + (self.step - self.origin_step) * self.dt
 
 
 class World:
@@ -125,7 +129,8 @@ class World:
         """Everything that changes while running, as plain data (see ``Simulation.snapshot``)."""
         return {
             "seed": self.seed,
-            "clock": {"dt": self.clock.dt, "time": self.clock.time, "step": self.clock.step},
+            "clock": {"dt": self.clock.dt, "time": self.clock.time, "step": self.clock.step,
+                      "origin_time": self.clock.origin_time, "origin_step": self.clock.origin_step},
             "next_uid": self._next_uid,
             "tags": dict(self._tags),
             "rng": self.rng.bit_generator.state,
@@ -136,8 +141,14 @@ class World:
 
     def load_state(self, state: dict) -> None:
         """Continue from ``state``: populations are replaced by the saved ones (created when missing)."""
-        self.clock.time = float(state["clock"]["time"])
-        self.clock.step = int(state["clock"]["step"])
+        clock = state["clock"]
+        self.clock.time = float(clock["time"])
+        self.clock.step = int(clock["step"])
+        if float(clock["dt"]) == self.clock.dt:
+            self.clock.origin_time = float(clock["origin_time"])
+            self.clock.origin_step = int(clock["origin_step"])
+        else:  # dt changed live: the new step length counts from now
+            self.clock.origin_time, self.clock.origin_step = self.clock.time, self.clock.step
         self._next_uid = int(state["next_uid"])
         self._tags = {str(k): int(v) for k, v in state["tags"].items()}
         self.rng.bit_generator.state = state["rng"]

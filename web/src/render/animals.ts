@@ -35,7 +35,7 @@ const ROLL = Math.SQRT1_2; // sin and cos of 45°: the quaternion of a quarter t
 
 export class SpeciesLayer {
   readonly mesh: THREE.Mesh;
-  readonly geometry = new THREE.InstancedBufferGeometry();
+  geometry = new THREE.InstancedBufferGeometry();
   readonly material: THREE.ShaderMaterial;
   model: AnimalModel;
   lite = false;
@@ -113,16 +113,31 @@ export class SpeciesLayer {
     const uids = new Uint32Array(capacity);
     uids.set(this.uids.subarray(0, Math.min(this.uids.length, capacity)));
     this.uids = uids;
+    // Larger instance buffers go on a new geometry: swapping the attributes of a geometry
+    // already drawn leaves some WebGL implementations (Chromium 156's) reading the old,
+    // smaller buffers, so only the first `capacity` animals would be drawn.
+    const previous = this.geometry;
+    const geometry = new THREE.InstancedBufferGeometry();
+    for (const name of ["position", "aRig", "aColor"]) {
+      const base = previous.getAttribute(name);
+      if (base) geometry.setAttribute(name, base);
+    }
+    geometry.instanceCount = previous.instanceCount;
     const make = (name: string, array: Float32Array, size: number) => {
       const attr = new THREE.InstancedBufferAttribute(array, size);
       attr.setUsage(THREE.DynamicDrawUsage);
-      this.geometry.setAttribute(name, attr);
+      geometry.setAttribute(name, attr);
       this.attrs[name] = attr;
     };
     make("iPos", this.positions, 3);
     make("iQuat", this.quaternions, 4);
     make("iAnim", this.anim, 4);
     make("iPhase", this.phase, 1);
+    this.geometry = geometry;
+    if (this.mesh) {
+      this.mesh.geometry = geometry;
+      previous.dispose();
+    }
     this.capacity = capacity;
   }
 

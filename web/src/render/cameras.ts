@@ -153,6 +153,11 @@ export class CameraRig {
     this.camera.position.add(delta);
   }
 
+  /** End a glide at once, where it was heading. */
+  finishGlide(): void {
+    if (this.glide) this.lookFrom(this.glide.toPos, this.glide.toTarget);
+  }
+
   /** Put the orbit camera at `position`, orbiting (and looking at) `target`. */
   lookFrom(position: THREE.Vector3, target: THREE.Vector3): void {
     this.glide = null;

@@ -50,9 +50,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from starling.steering.queries import brute, kdtree
-from starling.steering.queries.grid import GridIndex, minimum_image, query_thresholds, wrap_offset
-from starling.steering.queries.small import SMALL_MAX_PAIRS, SmallScratch, query_small
+from .. import registry
+from . import brute, kdtree
+from .grid import GridIndex, minimum_image, query_thresholds, wrap_offset
+from .small import SMALL_MAX_PAIRS, SmallScratch, query_small
 
 __all__ = [
     "METHODS",
@@ -111,8 +112,9 @@ class NeighborQuerySpec:
             raise ValueError(f"fov_deg must be in (0, 360], got {self.fov_deg!r}")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.method not in METHODS and self.method not in {q.name for q in registry.queries()}:
+            raise ValueError(f"method must be a registered neighbour query ({', '.join(sorted(_methods()))}), "
+                             f"got {self.method!r}")
         object.__setattr__(self, "max_distance", r)
         object.__setattr__(self, "k", int(self.k))
         object.__setattr__(self, "fov_deg", fov)
@@ -337,34 +339,49 @@ def find_neighbors(
     if m == 0:
         out.clear()
         return out
-    r = spec.max_distance
-    if spec.method == "grid" and box32 is None and n * m <= SMALL_MAX_PAIRS:
-        # a small query: testing every pair costs less than building a grid (same table, see small.py)
+    registry.get_query(spec.method).search(spos, sfwd, tpos, spec, box32, exclude_self, out)
+    return out
+
+
+def _methods() -> set[str]:
+    return set(METHODS) | {q.name for q in registry.queries()}
+
+
+@registry.neighbor_query("grid")
+def _grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
+    """A uniform grid with a counting sort, rebuilt each call (the default; thesis ch. 5).
+
+    Small queries in a world that does not wrap (at most ``SMALL_MAX_PAIRS`` pairs) test
+    every pair instead: the same table, without a grid to build.
+    """
+    n, m = spos.shape[0], tpos.shape[0]
+    if box32 is None and n * m <= SMALL_MAX_PAIRS:
         small = out._small
         if small is None:
             small = out._small = SmallScratch()
         small.reserve(m)
-        r2, cos_limit, sees_all = query_thresholds(r, spec.fov_deg)
-        query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, k, out.index, out.distance, out.count,
-                    out.overflow, *small.columns, small.ok)
-    elif spec.method == "grid":
-        grid = out._grid
-        if grid is None:
-            grid = out._grid = GridIndex()
-        forwards = sfwd if tpos is spos else None
-        grid.build(tpos, r, box32, self_position=spos, target_forward=forwards)
-        grid.query(
-            spos, sfwd, r, spec.fov_deg, k, out.index, out.distance, out.count, out.overflow,
-            exclude_self=exclude_self,
-        )
-    elif spec.method == "kdtree":
-        kdtree.query(
-            spos, sfwd, tpos, r, spec.fov_deg, k, box32, exclude_self,
-            out.index, out.distance, out.count, out.overflow,
-        )
-    else:
-        brute.query(
-            spos, sfwd, tpos, r, spec.fov_deg, k, box32, exclude_self,
-            out.index, out.distance, out.count, out.overflow,
-        )
-    return out
+        r2, cos_limit, sees_all = query_thresholds(spec.max_distance, spec.fov_deg)
+        query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, spec.k, out.index, out.distance,
+                    out.count, out.overflow, *small.columns, small.ok)
+        return
+    grid = out._grid
+    if grid is None:
+        grid = out._grid = GridIndex()
+    forwards = sfwd if tpos is spos else None
+    grid.build(tpos, spec.max_distance, box32, self_position=spos, target_forward=forwards)
+    grid.query(spos, sfwd, spec.max_distance, spec.fov_deg, spec.k, out.index, out.distance, out.count,
+               out.overflow, exclude_self=exclude_self)
+
+
+@registry.neighbor_query("kdtree")
+def _kdtree_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
+    """scipy's cKDTree (thesis 5.3.3): the alternative method and a second oracle."""
+    kdtree.query(spos, sfwd, tpos, spec.max_distance, spec.fov_deg, spec.k, box32, exclude_self,
+                 out.index, out.distance, out.count, out.overflow)
+
+
+@registry.neighbor_query("brute")
+def _brute_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
+    """Every pair: the reference the others are tested against."""
+    brute.query(spos, sfwd, tpos, spec.max_distance, spec.fov_deg, spec.k, box32, exclude_self,
+                out.index, out.distance, out.count, out.overflow)

@@ -85,12 +85,13 @@ class MultiHomingParams(BehaviorParams):
 
         homes = np.array([[*h.center, h.min_radius, h.max_radius] for h in self.homes], np.float64)
         return MultiHomingKernel(np.float64(self.weight_direction), np.float64(self.weight_speed), homes,
-                                  np.float64(self.power))
+                                  np.float64(self.power), np.uint64(0))
 
 
 # one class for every instance: a new class per call would be a new Numba type per species,
 # and the dispatcher would then take its slow path on every call
-MultiHomingKernel = namedtuple("MultiHomingKernel", ["weight_direction", "weight_speed", "homes", "power"])
+# (``key``: the random stream key every behaviour's tuple ends with, see starling.steering.random)
+MultiHomingKernel = namedtuple("MultiHomingKernel", ["weight_direction", "weight_speed", "homes", "power", "key"])
 
 
 @behavior("multi_homing", kind="simple", params=MultiHomingParams)

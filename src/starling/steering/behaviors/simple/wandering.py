@@ -1,6 +1,7 @@
 """Wandering (seed 000, 6.4.6, eq. 6.15–6.16): smooth random heading and speed.
 
-Three independent uniform noise channels per animal, seeded by its stable uid: the
+Three independent uniform noise channels per animal, seeded by its stable uid mixed
+with the behaviour's stream key (so another scenario seed wanders differently): the
 heading around the vertical axis, the pitch above or below the horizon (at most
 ``max_pitch_deg``) and the speed between ``min_speed`` and ``max_speed``. Wandering
 is what gets a flock moving at all: the flocking behaviours have no opinion on speed
@@ -19,6 +20,7 @@ from pydantic import Field
 from ...noise import uniform_noise
 from ...params import BehaviorParams
 from ...per_animal import at
+from ...random import noise_seed
 from ...registry import behavior
 
 
@@ -44,7 +46,7 @@ def wandering(agents, p, time, dt, out):
     uid = agents.uid
     for i in prange(uid.shape[0]):
         max_pitch = math.radians(at(p.max_pitch_deg, i))
-        seed = uid[i]
+        seed = noise_seed(p.key, uid[i])
         azimuth = math.pi * uniform_noise(2 * seed + 1, time * at(p.heading_frequency, i))
         pitch = max_pitch * uniform_noise(seed, time * at(p.pitch_frequency, i) + 17.0)
         u = 0.5 + 0.5 * uniform_noise(3 * seed + 2, time * at(p.speed_frequency, i) + 31.0)

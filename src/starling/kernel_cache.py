@@ -1,0 +1,129 @@
+"""Numba's on-disk kernel cache: where it lives, and healing it when a file is damaged.
+
+Every kernel is ``@njit(cache=True)``: Numba keeps an index (``*.nbi``) and one data
+file per signature (``*.nbc``) in ``__pycache__`` beside the sources, or under
+``NUMBA_CACHE_DIR``. Numba writes them through a temporary file and a rename, but a
+crash or power loss before the data reaches the disk, a full disk or a bad copy can
+still leave a truncated or garbled file, and Numba 0.68 then raises the unpickling
+error from every later run: one bad file and Starling never starts again.
+
+:func:`install` wraps Numba's three loading steps (index, data file, rebuilding the
+compiled code from the data) so that a failure drops the damaged file, answers "not
+cached" — Numba compiles the kernel and saves a good entry — and prints one line per
+kernel to stderr. A cache is only a copy of what the compiler makes, so recompiling is
+always correct; only the time is lost. Missing files and I/O errors keep Numba's own
+handling.
+
+The cache folder: ``STARLING_CACHE_DIR`` (applied here, before any kernel is defined,
+and passed on to child processes as ``NUMBA_CACHE_DIR``) wins over ``NUMBA_CACHE_DIR``;
+with neither, each source folder's ``__pycache__`` is used.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+ENV = "STARLING_CACHE_DIR"
+
+_noticed: set[str] = set()
+
+
+class DamagedEntry(OSError):
+    """A cache data file that could not be read back (an ``OSError`` so Numba treats it as missing)."""
+
+
+def cache_dir() -> Optional[str]:
+    """The folder kernels are cached in, or None for ``__pycache__`` beside each source."""
+    from numba.core import config
+
+    return config.CACHE_DIR or None
+
+
+def apply_cache_dir() -> Optional[str]:
+    """Point Numba's cache at ``STARLING_CACHE_DIR`` when it is set; returns the folder.
+
+    Sets ``NUMBA_CACHE_DIR`` in the environment (child processes, and Numba's own
+    re-reading of the environment before each compilation) and Numba's live config
+    value (in case Numba was imported first). It must run before any cached kernel is
+    defined: Numba picks a kernel's cache folder when it is decorated.
+    """
+    folder = os.environ.get(ENV)
+    if not folder:
+        return None
+    folder = os.path.abspath(os.path.expanduser(folder))
+    os.environ["NUMBA_CACHE_DIR"] = folder
+    config = sys.modules.get("numba.core.config")
+    if config is not None:
+        config.CACHE_DIR = folder
+    return folder
+
+
+def _kernel_name(filename: str) -> str:
+    """``flocking.cohesion-42.py311.nbi`` → ``cohesion`` (Numba names files ``module.qualname-line.pyXY``)."""
+    full = os.path.basename(filename).rsplit("-", 1)[0]
+    return full.split(".", 1)[1] if "." in full else full
+
+
+def _notice(name: str) -> None:
+    if name in _noticed:
+        return
+    _noticed.add(name)
+    print(f"starling: kernel cache for {name!r} was damaged; rebuilding it", file=sys.stderr, flush=True)
+
+
+def _drop(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass  # another process healed it first, or it is read-only: Numba will overwrite or skip it
+
+
+def install() -> None:
+    """Apply ``STARLING_CACHE_DIR`` and make Numba's cache loading heal damaged files (once per process)."""
+    apply_cache_dir()
+    from numba.core import caching
+
+    files = caching.IndexDataCacheFile
+    if getattr(files, "_starling_heals", False):
+        return
+    load_index, load_data = files._load_index, files._load_data
+    load_overload = caching.Cache._load_overload
+
+    def _load_index(self):
+        try:
+            return load_index(self)
+        except OSError:
+            raise
+        except Exception:  # truncated or garbled: UnpicklingError, EOFError, ValueError, …
+            _drop(self._index_path)
+            _notice(_kernel_name(self._index_name))
+            return {}
+
+    def _load_data(self, name):
+        try:
+            return load_data(self, name)
+        except OSError:
+            raise
+        except Exception as exc:
+            _drop(self._data_path(name))
+            _notice(_kernel_name(name))
+            raise DamagedEntry(f"damaged kernel cache file {name}") from exc
+
+    def _load_overload(self, sig, target_context):
+        try:
+            return load_overload(self, sig, target_context)
+        except OSError:
+            raise
+        except Exception:  # the data unpickled but is no compiled code Numba can load
+            key = self._index_key(sig, target_context.codegen())
+            name = self._cache_file._load_index().get(key)
+            if name is not None:
+                _drop(self._cache_file._data_path(name))
+            _notice(_kernel_name(self._cache_file._index_name))
+            return None
+
+    files._load_index = _load_index
+    files._load_data = _load_data
+    caching.Cache._load_overload = _load_overload
+    files._starling_heals = True

@@ -1,0 +1,113 @@
+"""The kernel cache: STARLING_CACHE_DIR moves it, and damaged cache files heal themselves.
+
+Real processes on a private cache folder: a run fills the cache, a cached run shows
+which files every run reads, some of those are truncated or overwritten with random
+bytes, and the next run must succeed, say once per damaged kernel that it rebuilds it,
+and leave a cache the run after reads silently.
+"""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from numba.core import config
+
+from starling import kernel_cache
+
+RUN = """
+import starling
+from starling.config import validate_scenario
+data = {"name": "tiny", "seed": 1, "species": [{"name": "bird", "count": 30, "mover": {"kind": "free", "max_speed": 5},
+        "groups": [{"query": {"max_distance": 5, "k": 4}, "behaviors": [{"kind": "cohesion"}, {"kind": "separation"}]}],
+        "behaviors": [{"kind": "wandering"}]}]}
+sim = starling.Simulation(validate_scenario(data))
+sim.step(3)
+print("result", sim.population("bird").position.tobytes().hex())
+"""
+NOTICE = re.compile(r"^starling: kernel cache for '(\w+)' was damaged; rebuilding it$")
+
+
+def _run(folder: Path, debug: bool = False):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_DEBUG_CACHE")}
+    env.update(STARLING_CACHE_DIR=str(folder), NUMBA_NUM_THREADS="1")
+    if debug:
+        env["NUMBA_DEBUG_CACHE"] = "1"  # Numba prints every cache file it loads or saves
+    res = subprocess.run([sys.executable, "-c", RUN], env=env, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    result = [line for line in res.stdout.splitlines() if line.startswith("result ")]
+    return result[-1], res.stdout, res.stderr
+
+
+def _loaded(stdout: str, what: str) -> list[Path]:
+    return sorted({Path(p) for p in re.findall(rf"\[cache\] {what} loaded from '([^']+)'", stdout)})
+
+
+def _name(path: Path) -> str:
+    """The kernel a cache file belongs to: ``flocking.cohesion-35.py311.1.nbc`` → ``cohesion``."""
+    return path.name.rsplit("-", 1)[0].split(".", 1)[1]
+
+
+def test_kernel_name_is_read_from_numbas_file_names():
+    assert kernel_cache._kernel_name("/c/neighbor_ab/flocking.cohesion-35.py311.nbi") == "cohesion"
+    assert kernel_cache._kernel_name("flocking.cohesion-35.py311.12.nbc") == "cohesion"
+    assert kernel_cache._kernel_name("movers.FreeMover.step-140.py311.nbi") == "FreeMover.step"
+
+
+def test_starling_cache_dir_sets_numbas_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("STARLING_CACHE_DIR", str(tmp_path / "k"))
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/elsewhere")
+    monkeypatch.setattr(config, "CACHE_DIR", config.CACHE_DIR)  # restored after the test
+    assert kernel_cache.apply_cache_dir() == str(tmp_path / "k")
+    assert os.environ["NUMBA_CACHE_DIR"] == str(tmp_path / "k") == config.CACHE_DIR == kernel_cache.cache_dir()
+    monkeypatch.delenv("STARLING_CACHE_DIR")
+    assert kernel_cache.apply_cache_dir() is None  # unset: Numba's own setting stays
+
+
+def test_a_damaged_kernel_cache_is_rebuilt_once_and_then_used(tmp_path):
+    folder = tmp_path / "kernels"
+    first, _, err = _run(folder)
+    assert "starling:" not in err
+    index_files = sorted(folder.rglob("*.nbi"))
+    assert any(_name(p) == "cohesion" for p in index_files)  # the cache really moved to the folder
+
+    # a cached run: silent, compiles nothing, and tells which files every run reads
+    again, out, err = _run(folder, debug=True)
+    assert again == first and "starling:" not in err and "data saved" not in out
+    indexes, data = _loaded(out, "index"), _loaded(out, "data")
+    assert len(indexes) >= 4 and len(data) >= 4
+
+    rng = np.random.default_rng(0)
+    cohesion = next(p for p in indexes if _name(p) == "cohesion")
+    others = [p for p in indexes if p != cohesion]
+    picks = {
+        "empty": [cohesion],
+        "truncate": [others[0], *data[:2]],
+        "garble": [others[1], *data[-2:]],
+    }
+    damaged = set()
+    for how, paths in picks.items():
+        for p in paths:
+            size = p.stat().st_size
+            if how == "empty":
+                p.write_bytes(b"")
+            elif how == "truncate":
+                p.write_bytes(p.read_bytes()[: size // 2])
+            else:
+                p.write_bytes(rng.integers(0, 256, size, dtype=np.uint8).tobytes())
+            damaged.add(_name(p))
+
+    healed, _, err = _run(folder)
+    assert healed == first
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("starling:")]
+    names = [NOTICE.match(line).group(1) for line in lines]
+    assert sorted(names) == sorted(damaged)  # one line per damaged kernel, each named
+    assert "cohesion" in names
+
+    # the healed cache is used silently: everything loads, nothing is compiled or saved
+    last, out, err = _run(folder, debug=True)
+    assert last == first and "starling:" not in err
+    assert "data saved" not in out and "index saved" not in out
+    assert sorted(map(_name, _loaded(out, "data"))) == sorted(map(_name, data))
