@@ -24,6 +24,7 @@ from .metrics import groups, local_polarization, milling, nearest_neighbor_dista
 from .steering import registry
 from .steering.per_animal import bind_draws
 from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline
+from .systems import ComponentSpec, check_access
 from .world import Population, World
 from .observe import Observer, StepView
 from .world.layout import spatial_order
@@ -166,15 +167,26 @@ class Simulation:
             present = (getattr(scenario, sec.name, None) is not None if sec.scope == "scenario"
                        else any(getattr(sp, sec.name, None) is not None for sp in scenario.species))
             if present:
-                system = sec.factory(self)
-                if system is not None:
+                built = sec.factory(self)  # a system, a sequence of systems run in that order, or None
+                for system in (built if isinstance(built, (list, tuple)) else () if built is None else (built,)):
                     if system.name in saved:
                         system.load_state(self, saved[system.name])
                     self.systems.append(system)
+        self._check_access()
         self._queued_sets = list((state or {}).get("queued_sets", ())) if previous is scenario else []
         self.previous_scenario = None
         self.reused = None
         self.saved_systems = frozenset()
+
+    def _check_access(self) -> None:
+        """Every component a system reads or writes is owned, with its type (see ``starling.systems``)."""
+        declared = {}
+        for sp, draws in zip(self.scenario.species, self.mover_draws):
+            comps = [ComponentSpec(name, "float32", (), value) for name, value in sp.components.items()]
+            comps += [ComponentSpec(comp) for _, comp in draws]  # the mover's per-animal parameters
+            declared[sp.name] = comps
+        where = {sp.name: f"species.{i}" for i, sp in enumerate(self.scenario.species)}
+        check_access(self.systems, declared, where)
 
     @staticmethod
     def _mover_states(state: dict, scenario, previous) -> list:

@@ -3,7 +3,9 @@
 Behaviour and mover settings are discriminated unions built from the registry
 (``kind`` picks the parameter model), so a behaviour registered by a user is accepted
 in configs, appears in the JSON Schema and in the editor without touching this file.
-The union is rebuilt when the registry changes.
+The union is rebuilt when the registry changes. A section model that names registered
+things itself (a brain state's ``on_enter`` actions) is specialised the same way, through
+its ``for_registry()`` classmethod.
 """
 from __future__ import annotations
 
@@ -151,6 +153,13 @@ def _union(models: list[type], what: str):
 _cache: dict[str, Any] = {}
 
 
+def _section_model(sec):
+    """A section's model; one naming registered things (a brain's actions) is specialised to the
+    registry as it is now, through its ``for_registry()`` classmethod (like the behaviour unions here)."""
+    specialise = getattr(sec.model, "for_registry", None)
+    return specialise() if specialise is not None else sec.model
+
+
 def scenario_model():
     """The Scenario model class for the behaviours and movers registered right now."""
     ver = registry.version() if registry.behaviors() is not None else 0
@@ -198,13 +207,13 @@ def scenario_model():
         "__validators__": {"_name": field_validator("name")(lambda cls, v: _check_name(v))},
     }
     for sec in registry.sections("species"):
-        species_fields[sec.name] = (Optional[sec.model], Field(None, description=sec.doc or None))
+        species_fields[sec.name] = (Optional[_section_model(sec)], Field(None, description=sec.doc or None))
     if simple is not None:
         species_fields["behaviors"] = (list[simple], Field(default_factory=list))
     Species = create_model("SpeciesConfig", **species_fields)
 
     scenario_sections = {
-        sec.name: (Optional[sec.model], Field(None, description=sec.doc or None))
+        sec.name: (Optional[_section_model(sec)], Field(None, description=sec.doc or None))
         for sec in registry.sections("scenario")
     }
     Scenario = create_model(

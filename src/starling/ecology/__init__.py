@@ -1,10 +1,11 @@
 """Ecology: bodies, food, sounds, the player, brains, individual variation and scripted events.
 
-Everything here is one system (:class:`EcologySystem`) driven by registered config
-sections (see :mod:`starling.ecology.config` and ``docs/ecology.md``). It hooks into the
-step (DESIGN §4): brains, memories and per-animal modulation before the behaviours;
-bodies, items, sounds and eating after the movers; births and death counts after the
-command buffer.
+Five registered config sections (see :mod:`starling.ecology.config` and
+``docs/ecology.md``) build seven systems that run in a declared order
+(:mod:`starling.ecology.sections`): lifecycle, player, sounds, energy, feeding, brains and
+factors. They hook into the step (DESIGN §4): events, mouths, memories, brains and
+per-animal modulation before the behaviours; the player, sounds, bodies, items and
+eating after the movers; death counts and births after the command buffer.
 
 From Python::
 
@@ -13,15 +14,16 @@ From Python::
     eco.kill("fish", uids)                     # structural changes wait for the end of the step
     sim.fire(origin, direction)                # the player's actions (scenarios with a player)
 """
+from . import actions as _actions  # noqa: F401  (registers the built-in brain actions)
 from . import sections as _sections  # noqa: F401  (registers the sections)
-from .brains import BrainConfig
+from .brain_config import BrainConfig
 from .config import EcologyConfig, SpeciesEcologyConfig, VariationConfig
 from .events import EventsConfig
 from .variation import Distribution
 
 
 def ecology_of(sim):
-    """The ecology system of a simulation, or None."""
+    """The ecology of a simulation as one object (:class:`~starling.ecology.facade.Ecology`), or None."""
     return getattr(sim, "_ecology_system", None)
 
 

@@ -27,7 +27,7 @@ from typing import Optional
 from pydantic import Field, field_validator
 
 from ..steering.params import StrictModel
-from .brains import BUILTIN_VARIABLES
+from .brain_config import BUILTIN_VARIABLES
 from .components import AgeConfig, EnergyConfig, HungerConfig, MouthConfig, StaminaConfig
 from .events import settable_problem
 from .food import BodyFoodConfig, CarcassConfig, EatingConfig, GrazeConfig

@@ -22,11 +22,9 @@ order (species, then row), so the outcome does not depend on thread count.
 """
 from typing import Literal, Optional
 
-import numpy as np
 from pydantic import Field
 
 from ..steering.params import StrictModel
-from ..steering.queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors
 from .variation import num
 
 
@@ -69,19 +67,6 @@ class CarcassConfig(StrictModel):
     food: Optional[num(ge=0)] = Field(None, description="Food in the carcass (default: the body food amount, or 1).")
     buoyancy: Literal["float", "sink"] = Field("sink", description="Floats at the water surface or sinks to the ground.")
     lifetime: Optional[float] = Field(None, gt=0, description="Seconds until it is gone (none: until eaten).")
-
-
-def nearest_within(points: np.ndarray, targets: np.ndarray, radius: float, out: Optional[Neighbors] = None):
-    """Index of the nearest target within ``radius`` of each point (−1 if none) and its distance."""
-    n = len(points)
-    if n == 0 or len(targets) == 0 or radius <= 0:
-        return np.full(n, -1, np.int64), np.full(n, np.inf, np.float32), out
-    spec = NeighborQuerySpec(max_distance=float(radius), k=1, fov_deg=360.0)
-    zero = np.zeros_like(points)
-    out = find_neighbors(points, zero, targets, spec, out=out)
-    idx = out.index[:n, 0].astype(np.int64)
-    dist = out.distance[:n, 0].copy()
-    return idx, dist, out
 
 
 def bite_amount(food_left: float, bite: float) -> float:

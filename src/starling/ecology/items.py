@@ -17,6 +17,7 @@ plane ``water_level`` of ``[ecology]``.
 from typing import Literal, Optional
 
 import numpy as np
+from numba import njit
 from pydantic import Field
 
 from ..steering.params import StrictModel
@@ -48,46 +49,62 @@ class PhysicsConfig(StrictModel):
 def step_items(pop, ground, water: Optional[float], phys: PhysicsConfig, lo, hi, dt: float) -> np.ndarray:
     """Move every item one step; returns the uids whose lifetime is over.
 
-    ``ground``: the ground height, one number or one per item.
+    ``ground``: the ground height, one number or one per item; ``lo``/``hi``: the world
+    box (items stay inside it horizontally).
     """
     n = pop.n
     if n == 0:
         return np.zeros(0, np.int64)
-    pos = pop.position
-    vel = pop.velocity
-    floats = pop.component("floats") > 0.5
-    in_water = np.zeros(n, bool) if water is None else pos[:, 1] <= water + 1e-6
-    air = ~in_water
-    # air: gravity
-    vel[air, 1] -= phys.gravity * dt
-    # water: the vertical motion is buoyancy, the drift fades
-    if in_water.any():
-        damp = np.float32(np.exp(-phys.water_drag * dt))
-        vel[in_water, 0] *= damp
-        vel[in_water, 2] *= damp
-        depth = water - pos[in_water, 1]
-        rise = np.where(floats[in_water], np.minimum(phys.rise_speed, depth / dt), -phys.sink_speed)
-        vel[in_water, 1] = rise
-    pos += vel * dt
-    # an item falling into the water stops its fall at the surface if it floats
-    if water is not None:
-        crossed = air & floats & (pos[:, 1] < water)
-        pos[crossed, 1] = water
-        vel[crossed, 1] = 0.0
-    # the ground stops everything
     ground = np.broadcast_to(np.asarray(ground, np.float32), (n,))
-    below = pos[:, 1] <= ground
-    pos[below, 1] = ground[below]
-    vel[below] = 0.0
-    # stay inside the world box horizontally
-    for axis in (0, 2):
-        out = (pos[:, axis] < lo[axis]) | (pos[:, axis] > hi[axis])
-        pos[:, axis] = np.clip(pos[:, axis], lo[axis], hi[axis])
-        vel[out, axis] = 0.0
-    age = pop.component("item_age")
-    age += dt
-    life = pop.component("item_lifetime")
-    return pop.uid[(life > 0) & (age >= life)].copy()
+    wet = water is not None
+    w = 0.0 if water is None else float(water)
+    expired = np.zeros(n, np.bool_)
+    # numbers go in as NumPy would combine them with the float32 arrays (a Python number takes their type)
+    _step_items(pop.position, pop.velocity, pop.component("floats"), pop.component("item_age"),
+                pop.component("item_lifetime"), ground, wet, np.float32(w + 1e-6), np.float32(w),
+                np.float32(phys.gravity * dt), np.float32(np.exp(-phys.water_drag * dt)),
+                np.float32(phys.rise_speed), np.float32(-phys.sink_speed), np.float32(dt),
+                float(lo[0]), float(lo[2]), float(hi[0]), float(hi[2]), expired)
+    return pop.uid[expired].copy()
+
+
+@njit(cache=True)
+def _step_items(pos, vel, floats, age, life, ground, wet, water_reach, water, fall, damp, rise, sink, dt,
+                lo_x, lo_z, hi_x, hi_z, expired):
+    """One step of ballistics per item (float32 throughout, the world box in float64)."""
+    for i in range(pos.shape[0]):
+        floating = floats[i] > 0.5
+        in_water = wet and pos[i, 1] <= water_reach
+        if in_water:  # the vertical motion is buoyancy, the drift fades
+            vel[i, 0] *= damp
+            vel[i, 2] *= damp
+            if floating:
+                depth = water - pos[i, 1]
+                vel[i, 1] = min(rise, depth / dt)
+            else:
+                vel[i, 1] = sink
+        else:  # in the air: gravity
+            vel[i, 1] = vel[i, 1] - fall
+        for a in range(3):
+            pos[i, a] = pos[i, a] + vel[i, a] * dt
+        if wet and not in_water and floating and pos[i, 1] < water:  # it floats: the surface stops its fall
+            pos[i, 1] = water
+            vel[i, 1] = 0.0
+        if pos[i, 1] <= ground[i]:  # the ground stops everything
+            pos[i, 1] = ground[i]
+            vel[i, 0] = 0.0
+            vel[i, 1] = 0.0
+            vel[i, 2] = 0.0
+        x = np.float64(pos[i, 0])
+        if x < lo_x or x > hi_x:  # stay inside the world box horizontally
+            pos[i, 0] = np.float32(lo_x if x < lo_x else hi_x)
+            vel[i, 0] = 0.0
+        z = np.float64(pos[i, 2])
+        if z < lo_z or z > hi_z:
+            pos[i, 2] = np.float32(lo_z if z < lo_z else hi_z)
+            vel[i, 2] = 0.0
+        age[i] += dt
+        expired[i] = life[i] > 0 and age[i] >= life[i]
 
 
 def throw_velocity(origin, target, flight_time: float, gravity: float) -> np.ndarray:

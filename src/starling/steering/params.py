@@ -221,6 +221,16 @@ class BehaviorParams(PerAnimalParams):
         ), np.uint64(0))
 
 
+class BrainActionParams(StrictModel):
+    """Settings of a brain action (what animals do when they enter a state).
+
+    A subclass fixes ``kind`` to its registered name (``kind: Literal["sound"] = "sound"``),
+    so a state's ``on_enter`` list is a discriminated union of every registered action.
+    """
+
+    kind: str
+
+
 class NeighborBehaviorParams(BehaviorParams):
     """Adds the perception a neighbour behaviour weighs its neighbours with (6.4.4).
 

@@ -98,6 +98,22 @@ class NeighborGroup:
     target_species: Optional[np.ndarray] = None
     target_rows: Optional[np.ndarray] = None
     target_uids: Optional[np.ndarray] = None
+    gathered: Any = None  # _gather's reusable buffers (a group with several targets or tag filters)
+
+
+class _Gathered:
+    """Buffers for one group's gathered targets: each agent field (typed like ``sample``'s), species index, row."""
+
+    def __init__(self, fields, capacity: int, sample):
+        self.fields = fields
+        self.capacity = capacity
+        self.species = np.zeros(capacity, np.int16)
+        self.rows = np.zeros(capacity, np.int64)
+        self.arange = np.arange(capacity, dtype=np.int64)
+        self.arrays = []
+        for f in fields._fields:
+            like = getattr(sample, f)
+            self.arrays.append(np.zeros((capacity,) + like.shape[1:], like.dtype))
 
 
 @dataclass
@@ -341,9 +357,9 @@ class SpeciesPipeline:
                 self_row[rows[sel]] = np.flatnonzero(sel)
                 nb = group.neighbors
                 _drop_rows(nb.index[: pop.n], nb.distance[: pop.n], nb.count[: pop.n], self_row, group.query.k)
-            if record:
-                group.target_species = species_idx
-                group.target_rows = rows
+            if record:  # kept for inspection between steps (the gathered buffers are reused)
+                group.target_species = species_idx.copy()
+                group.target_rows = rows.copy()
                 group.target_uids = others.uid.copy()
         nb = group.neighbors
         n = pop.n
@@ -361,27 +377,58 @@ class SpeciesPipeline:
         return group.targets.index(self.name)
 
     def _gather(self, world: World, group: NeighborGroup):
-        """Concatenate the arrays of every target species' rows that pass the tag filters."""
+        """Concatenate the arrays of every target species' rows that pass the tag filters.
+
+        Only the components every target has travel (food on apples and carcasses, loudness
+        on sounds, …). When the targets are one population's every row (the others empty, no
+        tag filter) the arrays are that population's own, not copies; otherwise they are
+        gathered into buffers the group keeps, so a step allocates nothing once warm.
+        """
         parts = []
+        filtered = bool(group.include_bits or group.exclude_bits)
         for t, name in enumerate(group.targets):
             target = world.population(name)
-            mask = np.ones(target.n, bool)
-            if group.include_bits:
-                mask &= (target.tags & np.uint32(group.include_bits)) != 0
-            if group.exclude_bits:
-                mask &= (target.tags & np.uint32(group.exclude_bits)) == 0
-            rows = np.flatnonzero(mask)
+            rows = None
+            if filtered:
+                mask = np.ones(target.n, bool)
+                if group.include_bits:
+                    mask &= (target.tags & np.uint32(group.include_bits)) != 0
+                if group.exclude_bits:
+                    mask &= (target.tags & np.uint32(group.exclude_bits)) == 0
+                rows = np.flatnonzero(mask)
             parts.append((t, rows, target))
-        species_idx = np.concatenate([np.full(r.size, t, np.int16) for t, r, _ in parts]) if parts else np.zeros(0, np.int16)
-        rows = np.concatenate([r for _, r, _ in parts]).astype(np.int64) if parts else np.zeros(0, np.int64)
-        # components every target has travel too (food on apples and carcasses, loudness on sounds, …)
         common = set.intersection(*(set(p.component_names) for _, _, p in parts)) if parts else set()
         fields = agent_tuple_type(common) if common else CoreAgents
-        others = fields(*(
-            np.ascontiguousarray(np.concatenate([getattr(p, f)[r] for _, r, p in parts]))
-            for f in fields._fields
-        ))
-        return others, species_idx, rows
+        sizes = [target.n if rows is None else rows.size for _, rows, target in parts]
+        total = sum(sizes)
+        buf = group.gathered
+        if buf is None or buf.capacity < total or buf.fields is not fields:
+            capacity = max(total, int(buf.capacity * 1.5) if buf is not None else 0, 16)
+            buf = group.gathered = _Gathered(fields, capacity, parts[0][2])
+        species_idx = buf.species[:total]
+        rows_out = buf.rows[:total]
+        filled = [(t, rows, target) for (t, rows, target), size in zip(parts, sizes) if size]
+        if len(filled) == 1 and filled[0][1] is None:  # one population's every row: its own arrays
+            t, _, target = filled[0]
+            species_idx[:] = t
+            rows_out[:] = buf.arange[:total]
+            return fields(*(getattr(target, f) for f in fields._fields)), species_idx, rows_out
+        at = 0
+        for (t, rows, target), size in zip(parts, sizes):
+            species_idx[at:at + size] = t
+            rows_out[at:at + size] = buf.arange[:size] if rows is None else rows
+            at += size
+        arrays = []
+        for f, out in zip(fields._fields, buf.arrays):
+            out = out[:total]
+            at = 0
+            for (_, rows, target), size in zip(parts, sizes):
+                if size:
+                    src = getattr(target, f)
+                    out[at:at + size] = src if rows is None else src[rows]
+                at += size
+            arrays.append(out)
+        return fields(*arrays), species_idx, rows_out
 
     # ------------------------------------------------------------------ inspection
     def inspect_row(self, world: World, uid: int) -> Optional[dict]:

@@ -1,4 +1,4 @@
-"""The registry: behaviours, movers and mergers are found by name.
+"""The registry: behaviours, brain actions, movers and mergers are found by name.
 
 Configs name what they use; this module resolves names to code. The shipped
 behaviours register themselves exactly like a user's would, through
@@ -15,7 +15,7 @@ from typing import Callable, Literal, Optional, get_args
 
 from numba import njit
 
-from .params import BehaviorParams, NeighborBehaviorParams
+from .params import BehaviorParams, BrainActionParams, NeighborBehaviorParams
 
 BehaviorKind = Literal["simple", "neighbor", "ray"]
 KINDS: tuple[str, ...] = get_args(BehaviorKind)
@@ -68,6 +68,16 @@ class SectionSpec:
 
 
 @dataclass(frozen=True)
+class BrainActionSpec:
+    """A registered brain action: ``run(ctx, rows, params)`` for the animals entering a state."""
+
+    name: str
+    params: type
+    run: Callable
+    doc: str = ""
+
+
+@dataclass(frozen=True)
 class QuerySpec:
     """A neighbour search method (``[species.groups.query] method = "<name>"``).
 
@@ -84,6 +94,7 @@ class QuerySpec:
 
 
 _behaviors: dict[str, BehaviorSpec] = {}
+_brain_actions: dict[str, BrainActionSpec] = {}
 _queries: dict[str, QuerySpec] = {}
 _sections: dict[tuple[str, str], SectionSpec] = {}
 _movers: dict[str, MoverSpec] = {}
@@ -173,6 +184,35 @@ def behavior(
     return register
 
 
+def brain_action(name: str, *, params: type[BrainActionParams]):
+    """Register what animals do when they enter a brain state (a state's ``on_enter`` list).
+
+    Decorates ``run(ctx, rows, params)``: ``rows`` (int64 array) are the rows of the
+    animals of ``ctx.population`` that entered the state this step, ``params`` the
+    validated parameter model, ``ctx`` the ecology's action context (the population, the
+    command buffer, sounds, the clock; see :mod:`starling.ecology.actions`). Actions run
+    before the behaviours of the step; structural changes (sounds, tags, deaths) go
+    through the command buffer and take effect at its end, like every other's.
+    """
+    if not isinstance(params, type) or not issubclass(params, BrainActionParams):
+        raise RegistryError(f"brain action {name!r}: params must subclass BrainActionParams")
+    kind_field = params.model_fields.get("kind")
+    if kind_field is None or get_args(kind_field.annotation) != (name,):
+        raise RegistryError(f"brain action {name!r}: its params model must declare kind: Literal[{name!r}]")
+
+    def register(run: Callable) -> Callable:
+        existing = _brain_actions.get(name)
+        if existing is not None and existing.run is not run and (
+                getattr(existing.run, "__module__", None) != getattr(run, "__module__", None)
+                or existing.run.__qualname__ != run.__qualname__):
+            raise RegistryError(f"a brain action named {name!r} is already registered")
+        _brain_actions[name] = BrainActionSpec(name, params, run, (run.__doc__ or params.__doc__ or "").strip())
+        _version[0] += 1
+        return run
+
+    return register
+
+
 def neighbor_query(name: str):
     """Register a neighbour search method under ``name`` (see :class:`QuerySpec`)."""
 
@@ -182,6 +222,18 @@ def neighbor_query(name: str):
         return search
 
     return register
+
+
+def get_brain_action(name: str) -> BrainActionSpec:
+    try:
+        return _brain_actions[name]
+    except KeyError:
+        raise RegistryError(f"unknown brain action {name!r}; registered: {', '.join(sorted(_brain_actions))} "
+                            f"(an action from your own module needs --plugin MODULE)") from None
+
+
+def brain_actions() -> list[BrainActionSpec]:
+    return list(_brain_actions.values())
 
 
 def get_query(name: str) -> QuerySpec:

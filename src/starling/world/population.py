@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Mapping, Optional
 import numpy as np
 
 from ..kernel_types import field_encoded_namedtuple, module_getattr
+from ..systems import ComponentSpec
 
 CORE_FIELDS = ("position", "velocity", "forward", "up", "uid")
 _AGENT_TUPLES: dict[tuple[str, ...], type] = {}
@@ -34,7 +35,8 @@ class Population:
     Core arrays: ``position``, ``velocity``, ``forward``, ``up`` (n,3) float32;
     ``uid`` (n,) int64; ``alive`` (n,) bool (false only between a kill and the end of
     the step); ``tags`` (n,) uint32 bit set (bits named by the world's tag table).
-    Components: named float32 arrays, (n,) or (n, width).
+    Components: named arrays of ``(n,) + shape`` of their dtype, float32 numbers unless
+    declared otherwise by a :class:`~starling.systems.ComponentSpec`.
     """
 
     def __init__(self, name: str, capacity: int = 64, components: Optional[Mapping[str, float]] = None):
@@ -42,6 +44,8 @@ class Population:
         self.n = 0
         self.capacity = 0
         self._component_defaults: dict[str, float] = dict(components or {})
+        # dtype and per-animal shape of the components declared by a spec that is not a float32 number
+        self._component_types: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
         # components each newcomer draws for itself (individual variation): name -> draw(k)
         self._draws: dict[str, Callable[[int], np.ndarray]] = {}
         self._buffers: dict[str, np.ndarray] = {}
@@ -60,7 +64,8 @@ class Population:
             "tags": ((), np.uint32, 0),
         }
         for name, default in self._component_defaults.items():
-            specs[name] = ((), np.float32, default)
+            shape, dtype = self._component_types.get(name, ((), np.float32))
+            specs[name] = (shape, dtype, default)
         new = {}
         for name, (shape, dtype, fill) in specs.items():
             buf = np.full((capacity,) + shape, fill, dtype=dtype)
@@ -96,13 +101,37 @@ class Population:
             )
         return self._buffers[name][: self.n]
 
-    def add_component(self, name: str, default: float = 0.0) -> None:
-        """Declare a per-animal float component (existing animals get ``default``)."""
+    def add_component(self, name, default: float = 0.0) -> None:
+        """Declare a per-animal component (existing animals get its default).
+
+        ``name`` is a component name (a float32 number per animal, default ``default``) or a
+        :class:`~starling.systems.ComponentSpec` giving the dtype, shape and default.
+        Declaring an existing component again changes nothing; a spec whose type differs
+        from the existing component's is an error.
+        """
+        if isinstance(name, ComponentSpec):
+            spec = name
+            name, default = spec.name, spec.default
+            shape, dtype = spec.shape, np.dtype(spec.dtype)
+        else:
+            shape, dtype = (), np.dtype(np.float32)
         if name in self._component_defaults or name in self._buffers:
+            buf = self._buffers.get(name)
+            if buf is not None and (buf.dtype != dtype or buf.shape[1:] != shape):
+                raise ValueError(f"component {name!r} of {self.name!r} is {buf.dtype}{list(buf.shape[1:])}, "
+                                 f"not {dtype}{list(shape)}")
             return
         self._component_defaults[name] = float(default)
-        self._buffers[name] = np.full(self.capacity, default, dtype=np.float32)
+        if shape != () or dtype != np.float32:
+            self._component_types[name] = (shape, dtype)
+        self._buffers[name] = np.full((self.capacity,) + shape, default, dtype=dtype)
         self._agent_type = agent_tuple_type(self._component_defaults)
+
+    def component_spec(self, name: str) -> ComponentSpec:
+        """The type of component ``name`` as a spec."""
+        self.component(name)
+        shape, dtype = self._component_types.get(name, ((), np.dtype(np.float32)))
+        return ComponentSpec(name, dtype.name, shape, self._component_defaults[name])
 
     def add_drawn_component(self, name: str, draw: Callable[[int], np.ndarray], default: float = 0.0) -> None:
         """Declare a component every animal draws once, when it enters: ``draw(k)`` gives ``k`` values.
@@ -137,6 +166,7 @@ class Population:
         return {
             "n": int(self.n),
             "defaults": dict(self._component_defaults),
+            "types": {name: [dtype.name, list(shape)] for name, (shape, dtype) in self._component_types.items()},
             "arrays": {name: buf[: self.n].copy() for name, buf in self._buffers.items()},
         }
 
@@ -146,8 +176,13 @@ class Population:
         Components declared here but absent from ``state`` keep their default (a component a
         reconfiguration introduced); newcomers' draw functions stay as they are.
         """
+        types = state.get("types", {})
         for name, default in state["defaults"].items():
-            self.add_component(name, default)
+            if name in types:
+                dtype, shape = types[name]
+                self.add_component(ComponentSpec(name, dtype, tuple(shape), default))
+            else:
+                self.add_component(name, default)
             self._component_defaults[name] = float(default)
         n = int(state["n"])
         self.n = 0

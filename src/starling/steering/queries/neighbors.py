@@ -23,7 +23,9 @@ Three methods compute the same table bit for bit:
 
 * ``"grid"`` (default): uniform grid with a counting sort, rebuilt per call,
   cell-ordered memory layout, row runs, serial or parallel Numba kernels;
-  see ``grid.py``.  The thesis measured the grid faster than the k-d tree in
+  see ``grid.py``. Small queries in a world that does not wrap (at most
+  ``small.SMALL_MAX_PAIRS`` pairs) test every pair instead (``small.py``): same
+  table, no grid to build.  The thesis measured the grid faster than the k-d tree in
   every configuration it tried (9.6.1), and it scales linearly.
 * ``"kdtree"``: ``scipy.spatial.cKDTree`` candidates, then the same compiled
   selection; the alternative method of thesis 5.3.3 and a second oracle.
@@ -50,7 +52,8 @@ import numpy as np
 
 from .. import registry
 from . import brute, kdtree
-from .grid import GridIndex, minimum_image, wrap_offset
+from .grid import GridIndex, minimum_image, query_thresholds, wrap_offset
+from .small import SMALL_MAX_PAIRS, SmallScratch, query_small
 
 __all__ = [
     "METHODS",
@@ -146,6 +149,7 @@ class Neighbors:
         "_count_buf",
         "_overflow_buf",
         "_grid",
+        "_small",
     )
 
     def __init__(self, capacity: int = 0, k: int = 1) -> None:
@@ -157,6 +161,7 @@ class Neighbors:
         self._count_buf = np.zeros(cap, dtype=np.int32)
         self._overflow_buf = np.zeros(cap, dtype=np.int32)
         self._grid: GridIndex | None = None
+        self._small: SmallScratch | None = None
         self._view(0)
 
     def _view(self, n: int) -> None:
@@ -344,7 +349,21 @@ def _methods() -> set[str]:
 
 @registry.neighbor_query("grid")
 def _grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
-    """A uniform grid with a counting sort, rebuilt each call (the default; thesis ch. 5)."""
+    """A uniform grid with a counting sort, rebuilt each call (the default; thesis ch. 5).
+
+    Small queries in a world that does not wrap (at most ``SMALL_MAX_PAIRS`` pairs) test
+    every pair instead: the same table, without a grid to build.
+    """
+    n, m = spos.shape[0], tpos.shape[0]
+    if box32 is None and n * m <= SMALL_MAX_PAIRS:
+        small = out._small
+        if small is None:
+            small = out._small = SmallScratch()
+        small.reserve(m)
+        r2, cos_limit, sees_all = query_thresholds(spec.max_distance, spec.fov_deg)
+        query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, spec.k, out.index, out.distance,
+                    out.count, out.overflow, *small.columns, small.ok)
+        return
     grid = out._grid
     if grid is None:
         grid = out._grid = GridIndex()

@@ -1,0 +1,97 @@
+"""All-pairs neighbour query for small groups: what the grid does, without building one.
+
+A scene's queries are often small: three sharks looking at two hundred fish, a
+school of two hundred looking at itself, fish looking at the one player. Building
+a grid for them (bounding box, plan, two counting sorts, runs) costs more than
+testing every pair, and a school packed into one cell leaves the grid testing
+every pair anyway. ``find_neighbors`` therefore answers queries of at most
+``SMALL_MAX_PAIRS`` (animal, target) pairs in a non-periodic world here.
+
+Per animal, one pass over the targets (held as three contiguous coordinate
+columns, so it vectorises) computes every float32 offset, squared distance, square
+root and field-of-view test exactly as the grid's kernel does (``grid._query_body``:
+the same expressions in the same order); a second pass keeps the k nearest by
+(distance, index) with the grid's sorted insertion, skipping at once a candidate
+that cannot enter a full row. The table is bit-identical to the grid's
+(``tests/steering/queries/test_small.py``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .grid import _insert_row
+
+#: queries with at most this many (animal, target) pairs are answered by the all-pairs kernel
+SMALL_MAX_PAIRS = 1 << 16
+
+
+@njit(cache=True)
+def query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, k, out_index, out_distance, out_count,
+                out_overflow, tx, ty, tz, dist, ok):
+    """Fill the (n, k) rows of ``out_*`` for animals ``spos``/``sfwd`` and targets ``tpos`` ((m, 3) float32).
+
+    ``r2``, ``cos_limit``, ``sees_all``: the thresholds of ``grid.query_thresholds``;
+    ``exclude_self``: row ``i`` skips target ``i`` (one population). ``tx``, ``ty``,
+    ``tz``, ``dist`` (float32) and ``ok`` (bool): scratch of at least ``m``.
+    """
+    n = spos.shape[0]
+    m = tpos.shape[0]
+    for j in range(m):
+        tx[j] = tpos[j, 0]
+        ty[j] = tpos[j, 1]
+        tz[j] = tpos[j, 2]
+    for i in range(n):
+        px = spos[i, 0]
+        py = spos[i, 1]
+        pz = spos[i, 2]
+        fx = sfwd[i, 0]
+        fy = sfwd[i, 1]
+        fz = sfwd[i, 2]
+        thr = cos_limit * math.sqrt(fx * fx + fy * fy + fz * fz)
+        for j in range(m):  # every pair's test, branch free
+            ox = tx[j] - px
+            oy = ty[j] - py
+            oz = tz[j] - pz
+            d2 = ox * ox + oy * oy + oz * oz
+            d = math.sqrt(d2)
+            dist[j] = d
+            ok[j] = (d2 <= r2) & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * d))
+        if exclude_self and i < m:
+            ok[i] = False
+        count = 0
+        total = 0
+        last = np.float32(np.inf)
+        for j in range(m):  # the k nearest by (distance, index); j grows, so a tie with the last entry loses
+            if not ok[j]:
+                continue
+            total += 1
+            d = dist[j]
+            if count == k and d >= last:
+                continue
+            count = _insert_row(out_index, out_distance, i, count, k, d, j)
+            if count == k:
+                last = out_distance[i, k - 1]
+        for c in range(count, k):
+            out_index[i, c] = -1
+            out_distance[i, c] = np.inf
+        out_count[i] = count
+        out_overflow[i] = total - count
+
+
+class SmallScratch:
+    """The all-pairs kernel's per-target scratch, grown by capacity."""
+
+    __slots__ = ("columns", "ok")
+
+    def __init__(self) -> None:
+        self.columns = np.zeros((4, 0), np.float32)
+        self.ok = np.zeros(0, np.bool_)
+
+    def reserve(self, m: int) -> None:
+        if self.columns.shape[1] < m:
+            cap = max(m, int(self.columns.shape[1] * 1.5), 16)
+            self.columns = np.zeros((4, cap), np.float32)
+            self.ok = np.zeros(cap, np.bool_)

@@ -1,0 +1,97 @@
+"""The all-pairs path of small queries gives the grid's table bit for bit, and the contract's."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from starling.steering.queries import neighbors as N
+from starling.steering.queries.grid import GridIndex, query_thresholds
+from starling.steering.queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors
+from starling.steering.queries.small import SMALL_MAX_PAIRS
+
+
+def cloud(rng, n, side, dims):
+    position = (rng.random((n, 3)) * side).astype(np.float32)
+    forward = rng.normal(size=(n, 3))
+    if dims == 2:
+        position[:, 1] = 1.5
+        forward[:, 1] = 0.0
+    forward /= np.maximum(np.linalg.norm(forward, axis=1, keepdims=True), 1e-9)
+    forward[rng.random(n) < 0.1] = 0.0
+    return position, forward.astype(np.float32)
+
+
+def grid_table(spos, sfwd, tpos, spec, exclude_self):
+    """The grid's answer, built directly (find_neighbors would take the small path)."""
+    n, k = spos.shape[0], spec.k
+    index = np.full((n, k), -7, np.int32)
+    distance = np.full((n, k), -7, np.float32)
+    count = np.full(n, -7, np.int32)
+    overflow = np.full(n, -7, np.int32)
+    grid = GridIndex()
+    same = tpos is spos
+    grid.build(tpos, spec.max_distance, None, self_position=spos, target_forward=sfwd if same else None)
+    grid.query(spos, sfwd, spec.max_distance, spec.fov_deg, k, index, distance, count, overflow,
+               exclude_self=exclude_self)
+    return index, distance, count, overflow
+
+
+def table(nb, n):
+    return nb.index[:n].copy(), nb.distance[:n].copy(), nb.count[:n].copy(), nb.overflow[:n].copy()
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("fov", [90.0, 300.0, 360.0])
+@pytest.mark.parametrize("k", [1, 3, 8, 40])
+def test_small_queries_equal_the_grid_bit_for_bit(dims, fov, k):
+    rng = np.random.default_rng(dims * 1000 + int(fov) + k)
+    for n, side, r in ((200, 25.0, 20.0), (150, 40.0, 5.0), (60, 10.0, 3.0)):  # a dense school, a sparse one
+        position, forward = cloud(rng, n, side, dims)
+        spec = NeighborQuerySpec(max_distance=r, k=k, fov_deg=fov)
+        small = find_neighbors(position, forward, position, spec, exclude_self=True)
+        assert small._grid is None and small._small is not None  # it did take the small path
+        for got, want in zip(table(small, n), grid_table(position, forward, position, spec, True)):
+            np.testing.assert_array_equal(got, want)
+        others = position[: n // 3].copy()  # another species: no self to exclude
+        small = find_neighbors(position, forward, others, spec)
+        for got, want in zip(table(small, n), grid_table(position, forward, others, spec, False)):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_ties_coincident_points_and_the_edge_of_the_radius_match_the_grid():
+    """Lattice points: many equal distances (ranked by index), neighbours exactly at the radius,
+    coincident animals (always seen), a zero forward (sees all round)."""
+    g = np.arange(6, dtype=np.float32)
+    position = np.stack(np.meshgrid(g, g, g[:2], indexing="ij"), -1).reshape(-1, 3).astype(np.float32)
+    position = np.concatenate([position, position[:5]])  # five coincident pairs
+    forward = np.tile(np.float32([1.0, 0.0, 0.0]), (len(position), 1))
+    forward[::7] = 0.0
+    for r, k, fov in ((1.0, 4, 360.0), (2.0, 6, 90.0), (1.4142135, 5, 180.0)):
+        spec = NeighborQuerySpec(max_distance=r, k=k, fov_deg=fov)
+        small = find_neighbors(position, forward, position, spec, exclude_self=True)
+        want = grid_table(position, forward, position, spec, True)
+        for got, expected in zip(table(small, len(position)), want):
+            np.testing.assert_array_equal(got, expected)
+        assert (want[2] + want[3]).max() > k  # the rows were full: the cut by (distance, index) was tested
+
+
+def test_large_or_periodic_queries_still_use_the_grid():
+    rng = np.random.default_rng(5)
+    position, forward = cloud(rng, 300, 30.0, 3)  # 90 000 pairs
+    assert 300 * 300 > SMALL_MAX_PAIRS
+    nb = find_neighbors(position, forward, position, NeighborQuerySpec(max_distance=3.0, k=4), exclude_self=True)
+    assert nb._grid is not None
+    small, _ = cloud(rng, 50, 30.0, 3)
+    nb = find_neighbors(small, small * 0, small, NeighborQuerySpec(max_distance=3.0, k=4), box=[30.0, 30.0, 30.0])
+    assert nb._grid is not None and nb._small is None
+
+
+def test_the_small_path_reuses_its_buffers():
+    rng = np.random.default_rng(6)
+    position, forward = cloud(rng, 100, 20.0, 3)
+    out = Neighbors()
+    find_neighbors(position, forward, position, NeighborQuerySpec(max_distance=4.0, k=3), exclude_self=True, out=out)
+    columns = out._small.columns
+    find_neighbors(position + 0.5, forward, position + 0.5, NeighborQuerySpec(max_distance=4.0, k=3),
+                   exclude_self=True, out=out)
+    assert out._small.columns is columns
