@@ -187,6 +187,10 @@ class Simulation:
             declared[sp.name] = comps
         where = {sp.name: f"species.{i}" for i, sp in enumerate(self.scenario.species)}
         check_access(self.systems, declared, where)
+        # and every component a behaviour declares (starling.steering.contract)
+        problems = [p for pipe in self.pipelines for p in pipe.check_contract(self.world)]
+        if problems:
+            raise ConfigError(problems)
 
     @staticmethod
     def _mover_states(state: dict, scenario, previous) -> list:

@@ -18,11 +18,14 @@ from typing import Any, Optional
 
 import numpy as np
 from numba import njit
+from numba.core.errors import TypingError
 
 from ..parallel import PARALLEL_MIN_ANIMALS
 from ..world import World
 from ..world.population import agent_tuple_type
+from ..errors import ConfigError, Problem
 from .mergers import merge
+from .contract import explain_typing_error
 from .params import with_stream_key
 from .per_animal import bind_draws
 from .random import stream_key
@@ -70,6 +73,14 @@ class BehaviorSlot:
     kernel_params: Any
     row: int
     varied: tuple = ()
+    where: str = ""  # the behaviour's config path (errors name it)
+    # the named tuple types its kernel receives: core arrays plus the declared components
+    self_type: Any = None
+    target_type: Any = None
+
+    def __post_init__(self):
+        self.self_type = agent_tuple_type(self.spec.components)
+        self.target_type = agent_tuple_type(self.spec.target_components)
 
     @property
     def name(self) -> str:
@@ -195,8 +206,8 @@ class SpeciesPipeline:
             spec = NeighborQuerySpec(max_distance=q.max_distance, k=q.k, fov_deg=q.fov_deg,
                                      mode=q.mode, method=q.method)
             slots = []
-            for params in getattr(gcfg, "behaviors", []):
-                slots.append(self._slot(params, row, q))
+            for b, params in enumerate(getattr(gcfg, "behaviors", [])):
+                slots.append(self._slot(params, row, q, f"species.{species_index}.groups.{g}.behaviors.{b}"))
                 row += 1
             self.groups.append(NeighborGroup(
                 label=gcfg.label or f"group {g}",
@@ -210,13 +221,13 @@ class SpeciesPipeline:
         for g, gcfg in enumerate(getattr(species_cfg, "ray_groups", [])):
             q = gcfg.query
             slots = []
-            for params in getattr(gcfg, "behaviors", []):
-                slots.append(self._slot(params, row, q))
+            for b, params in enumerate(getattr(gcfg, "behaviors", [])):
+                slots.append(self._slot(params, row, q, f"species.{species_index}.ray_groups.{g}.behaviors.{b}"))
                 row += 1
             self.ray_groups.append(RayGroup(label=gcfg.label or f"rays {g}", query=q,
                                             pattern=np.ascontiguousarray(q.pattern()), behaviors=slots))
-        for params in getattr(species_cfg, "behaviors", []):
-            self.simple.append(self._slot(params, row, None))
+        for b, params in enumerate(getattr(species_cfg, "behaviors", [])):
+            self.simple.append(self._slot(params, row, None, f"species.{species_index}.behaviors.{b}"))
             row += 1
         self.environment = None  # the static environment ray groups cast into (see attach_environment)
         self.results = VelocityResults(row, 0)
@@ -245,10 +256,10 @@ class SpeciesPipeline:
             updates["max_speed"] = self.max_speed
         return params.model_copy(update=updates) if updates else params
 
-    def _slot(self, params, row: int, query) -> BehaviorSlot:
+    def _slot(self, params, row: int, query, where: str) -> BehaviorSlot:
         params = self._fill(params, query)
         kp = with_stream_key(params.kernel_params(), stream_key(self._seed, self.index, row))
-        slot = BehaviorSlot(get_behavior(params.kind), params, kp, row)
+        slot = BehaviorSlot(get_behavior(params.kind), params, kp, row, where=where)
         kind, old = self._previous.get(row, (None, {}))
         self._draw(slot, old if kind == params.kind else {})
         self.slots.append(slot)
@@ -269,18 +280,26 @@ class SpeciesPipeline:
         if n == 0:
             return
         parallel = n >= PARALLEL_THRESHOLD
-        agents = pop.agents()
+        views: dict = {}  # one view per declared set of components, shared by the kernels that declare it
+
+        def own(slot):
+            view = views.get(slot.self_type)
+            if view is None:
+                view = views[slot.self_type] = pop.view(slot.self_type)
+            return view
+
         box = world.box
         for group in self.groups:
             others, nbrs = self._query(world, pop, group, box, record)
             for slot in group.behaviors:
-                self._run(slot, n, parallel, (agents, others, nbrs, slot.params_for(pop), time, dt))
+                targets = slot.target_type(*(getattr(others, f) for f in slot.target_type._fields))
+                self._run(slot, n, parallel, (own(slot), targets, nbrs, slot.params_for(pop), time, dt))
         for group in self.ray_groups:
             hits = self._cast(pop, group, parallel)
             for slot in group.behaviors:
-                self._run(slot, n, parallel, (agents, hits, slot.params_for(pop), time, dt))
+                self._run(slot, n, parallel, (own(slot), hits, slot.params_for(pop), time, dt))
         for slot in self.simple:
-            self._run(slot, n, parallel, (agents, slot.params_for(pop), time, dt))
+            self._run(slot, n, parallel, (own(slot), slot.params_for(pop), time, dt))
         if self.desire_scale is not None:
             scale = self.desire_scale[:, :n]
             self.results.direction_desire[:, :n] *= scale
@@ -322,8 +341,39 @@ class SpeciesPipeline:
         if not slot.params.enabled:
             self.results.clear(slot.row, n)
             return
-        slot.spec.compiled(parallel)(*args, out)
+        try:
+            slot.spec.compiled(parallel)(*args, out)
+        except TypingError as exc:
+            message = explain_typing_error(slot.name, slot.where, exc)
+            if message is None:
+                raise
+            raise ConfigError([Problem(slot.where, message)]) from None
         out.priority[:] = slot.params.priority
+
+    def check_contract(self, world: World) -> list[Problem]:
+        """Every component a behaviour declares exists on its animals and on each of its targets.
+
+        Run when a simulation is built (every system has added its components by then),
+        so a missing one is reported with the behaviour's config path before any step.
+        """
+        problems = []
+        pop = world.population(self.name)
+        for group in [None] + list(self.groups):
+            slots = self.simple + [s for g in self.ray_groups for s in g.behaviors] if group is None else group.behaviors
+            for slot in slots:
+                for comp in slot.spec.components:
+                    if not pop.has_component(comp):
+                        problems.append(Problem(slot.where, f"behaviour {slot.spec.name!r} reads component {comp!r}, "
+                                                            f"which species {self.name!r} does not have"))
+                if group is None:
+                    continue
+                for comp in slot.spec.target_components:
+                    lacking = [t for t in group.targets if t in world.populations and not world.population(t).has_component(comp)]
+                    if lacking:
+                        problems.append(Problem(slot.where, f"behaviour {slot.spec.name!r} reads component {comp!r} "
+                                                            f"of its targets, which {', '.join(map(repr, lacking))} "
+                                                            f"do not have"))
+        return problems
 
     def _query(self, world: World, pop, group: NeighborGroup, box, record: bool):
         from .queries.neighbors import find_neighbors
@@ -397,7 +447,9 @@ class SpeciesPipeline:
                     mask &= (target.tags & np.uint32(group.exclude_bits)) == 0
                 rows = np.flatnonzero(mask)
             parts.append((t, rows, target))
-        common = set.intersection(*(set(p.component_names) for _, _, p in parts)) if parts else set()
+        # only what the group's behaviours declare they read from their targets travels
+        wanted = {c for slot in group.behaviors for c in slot.spec.target_components}
+        common = set.intersection(wanted, *(set(p.component_names) for _, _, p in parts)) if parts else set()
         fields = agent_tuple_type(common) if common else CoreAgents
         sizes = [target.n if rows is None else rows.size for _, rows, target in parts]
         total = sum(sizes)

@@ -15,6 +15,7 @@ from typing import Callable, Literal, Optional, get_args
 
 from numba import njit
 
+from .contract import undeclared_reads
 from .params import BehaviorParams, BrainActionParams, NeighborBehaviorParams
 
 BehaviorKind = Literal["simple", "neighbor", "ray"]
@@ -33,9 +34,10 @@ class BehaviorSpec:
     kind: str
     params: type[BehaviorParams]
     kernel: Callable
-    components: tuple[str, ...] = ()
+    components: tuple[str, ...] = ()  # read from its own animals (see starling.steering.contract)
     result: str = "velocity"
     doc: str = ""
+    target_components: tuple[str, ...] = ()  # read from its targets (neighbour behaviours)
     _compiled: dict = field(default_factory=dict, compare=False, repr=False)
 
     def compiled(self, parallel: bool):
@@ -131,6 +133,7 @@ def behavior(
     kind: BehaviorKind,
     params: type[BehaviorParams],
     components: tuple[str, ...] = (),
+    target_components: tuple[str, ...] = (),
     result: str = "velocity",
 ):
     """Register a behaviour kernel under ``name``.
@@ -149,8 +152,11 @@ def behavior(
       ``direction (n,r,3)``; ray params usually subclass :class:`RayBehaviorParams`
       (``max_distance``/``fov_deg`` default to the group's query)
 
-    ``agents``/``others`` are named tuples of arrays (``position``, ``velocity``,
-    ``forward``, ``up``, ``uid`` and every component of the population), ``params``
+    ``agents``/``others`` are named tuples of arrays: ``position``, ``velocity``,
+    ``forward``, ``up``, ``uid`` and exactly the components declared in ``components``
+    (read from the animals themselves) and ``target_components`` (read from the
+    targets of a neighbour behaviour); a read of anything else is an error when the
+    behaviour registers (see :mod:`starling.steering.contract`). ``params``
     is ``params.kernel_params()``, ``out`` is a :class:`ResultView` to fill for
     every animal. Use ``numba.prange`` for the animal loop; the pipeline runs a
     serial compilation for small populations.
@@ -168,6 +174,8 @@ def behavior(
         )
     if result != "velocity":
         raise RegistryError(f"behaviour {name!r}: unknown result type {result!r}")
+    if target_components and kind != "neighbor":
+        raise RegistryError(f"behaviour {name!r}: only neighbour behaviours have targets to read components from")
 
     def register(kernel: Callable) -> Callable:
         if name in _behaviors and _behaviors[name].kernel is not kernel:
@@ -176,8 +184,12 @@ def behavior(
                 existing.__qualname__ != kernel.__qualname__
             ):
                 raise RegistryError(f"a behaviour named {name!r} is already registered")
+        problems = undeclared_reads(name, kind, kernel, components, target_components)
+        if problems:
+            raise RegistryError("; ".join(problems))
         doc = (kernel.__doc__ or params.__doc__ or "").strip()
-        _behaviors[name] = BehaviorSpec(name, kind, params, kernel, tuple(components), result, doc)
+        _behaviors[name] = BehaviorSpec(name, kind, params, kernel, tuple(components), result, doc,
+                                        tuple(target_components))
         _version[0] += 1
         return kernel
 

@@ -154,6 +154,13 @@ class Population:
         """Stop drawing ``name`` for newcomers (the component itself stays)."""
         self._draws.pop(name, None)
 
+    def view(self, tuple_type):
+        """The live rows of the fields of ``tuple_type`` (an :func:`agent_tuple_type`): what a kernel
+        that declared those components receives."""
+        n = self.n
+        b = self._buffers
+        return tuple_type(*(b[f][:n] for f in tuple_type._fields))
+
     def agents(self):
         """The kernel view: a named tuple of the live rows of every array."""
         n = self.n

@@ -123,7 +123,8 @@ _MOUTH = ("hunger", "chew", "mouth_x", "mouth_y", "mouth_z")
 _MEMORY = ("threat_x", "threat_y", "threat_z", "threat_level", "threat_memory")
 
 
-@behavior("chase_food", kind="neighbor", params=ChaseFoodParams, components=_MOUTH)
+@behavior("chase_food", kind="neighbor", params=ChaseFoodParams, components=_MOUTH,
+          target_components=("food", "nutrition"))
 def chase_food(agents, others, neighbors, p, time, dt, out):
     """Toward the nutritious, near food seen from the mouth; desires scale with hunger."""
     count = neighbors.count
@@ -240,7 +241,8 @@ def avoid_when_eating(agents, others, neighbors, p, time, dt, out):
         out.speed_desire[i] = at(p.weight_speed, i) * a
 
 
-@behavior("avoid_sound", kind="neighbor", params=AvoidSoundParams)
+@behavior("avoid_sound", kind="neighbor", params=AvoidSoundParams,
+          target_components=("loudness", "sound_radius"))
 def avoid_sound(agents, others, neighbors, p, time, dt, out):
     """Away from the loudness- and closeness-weighted sounds that reached the animal."""
     count = neighbors.count
@@ -355,7 +357,7 @@ def get_pushed(agents, others, neighbors, p, time, dt, out):
         out.speed_desire[i] = at(p.weight_speed, i) * a
 
 
-@behavior("avoid_player", kind="neighbor", params=AvoidPlayerParams)
+@behavior("avoid_player", kind="neighbor", params=AvoidPlayerParams, target_components=("still_time",))
 def avoid_player(agents, others, neighbors, p, time, dt, out):
     """Away from the player within a radius that shrinks while the player stands still."""
     count = neighbors.count
