@@ -147,7 +147,7 @@ def test_species_behaviours_queries_and_movers_change_live():
     data["species"][0]["groups"][0]["behaviors"].append({"kind": "separation", "label": "extra"})
     data["species"][0]["groups"][0]["query"]["k"] = 3
     data["species"][0]["mover"]["max_speed"] = 4.0
-    data["species"][0]["merger"]["kind"] = "weighted_mean"
+    data["species"][0]["merger"] = {"kind": "weighted_mean"}  # (max_desire belongs to priority_desire alone)
     data["species"].append({"name": "hawk", "count": 4, "spawn": {"center": [0, 40, 0], "size": [5, 5, 5]}})
     sim.reconfigure(data)
     assert sim.species == ["bird", "hawk"] and sim.population("hawk").n == 4

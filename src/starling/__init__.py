@@ -15,8 +15,8 @@ _install_kernel_cache()  # before any kernel is defined: the cache folder, and h
 
 from .config import ConfigError, json_schema, load_scenario_config, scenario_names, validate_scenario
 from .simulation import Simulation, load_scenario
-from .steering.params import BehaviorParams, NeighborBehaviorParams, RayBehaviorParams
-from .steering.registry import behavior, mover
+from .steering.params import BehaviorParams, BrainActionParams, MergerParams, NeighborBehaviorParams, RayBehaviorParams
+from .steering.registry import behavior, brain_action, merger, mover
 from .plugins import load_installed as _load_installed, load_plugin
 from .simulation import Observer, StepView
 
@@ -24,8 +24,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Simulation", "load_scenario", "load_scenario_config", "validate_scenario", "scenario_names",
-    "json_schema", "ConfigError", "behavior", "mover", "BehaviorParams", "NeighborBehaviorParams",
-    "RayBehaviorParams", "load_plugin", "Observer", "StepView",
+    "json_schema", "ConfigError", "behavior", "merger", "mover", "brain_action", "BehaviorParams",
+    "NeighborBehaviorParams", "RayBehaviorParams", "MergerParams", "BrainActionParams", "load_plugin", "Observer",
+    "StepView",
 ]
 
 _load_installed()  # the built-ins and installed packages' starling.plugins entry points

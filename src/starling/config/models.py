@@ -15,7 +15,6 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import Field, PrivateAttr, create_model, field_validator, model_validator
 
 from ..steering import registry
-from ..steering.mergers import MergerKind
 from ..steering.params import StrictModel, Vec3
 from ..steering.queries.rays import RayQuerySpec
 
@@ -111,13 +110,6 @@ SHARED_QUERY = ("a query is shared by every animal of its group, so it takes one
                 "draw the behaviour's own max_distance or fov_deg per animal instead")
 
 
-class MergerConfig(StrictModel):
-    """How results are merged (seed 000, ch. 4)."""
-
-    kind: MergerKind = "priority_desire"
-    max_desire: float = Field(1.0, gt=0, description="Desire budget of the priority allocation.")
-
-
 class ScenarioBase(StrictModel):
     """Base of the generated Scenario model: remembers the folder its file came from."""
 
@@ -169,6 +161,7 @@ def scenario_model():
     neighbor = _union([b.params for b in registry.behaviors("neighbor")], "neighbour behaviour")
     ray = _union([b.params for b in registry.behaviors("ray")], "ray behaviour")
     movers = _union([m.params for m in registry.movers()], "mover")
+    mergers = _union([m.params for m in registry.mergers()], "merger")
 
     group_fields: dict[str, Any] = {
         "__base__": StrictModel,
@@ -199,7 +192,8 @@ def scenario_model():
         "spawn": (SpawnConfig, Field(default_factory=SpawnConfig)),
         "components": (dict[str, float], Field(default_factory=dict, description="Per-animal values and their start value.")),
         "mover": (movers, Field(default_factory=lambda: registry.get_mover("free").params())),
-        "merger": (MergerConfig, Field(default_factory=MergerConfig)),
+        "merger": (mergers, Field(default_factory=lambda: registry.get_merger("priority_desire").params(),
+                                  description="How the behaviours' results become one desired velocity (seed 000, ch. 4).")),
         "groups": (list[NeighborGroup], Field(default_factory=list)),
         "ray_groups": (list[RayGroup], Field(default_factory=list, description=(
             "Ray queries into the environment and the ray behaviours reading their hits "

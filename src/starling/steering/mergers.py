@@ -28,6 +28,10 @@ from typing import Literal
 import numpy as np
 from numba import njit, prange
 
+from pydantic import Field
+
+from .params import MergerParams
+from .registry import merger
 from .vecmath import normalize3
 
 MergerKind = Literal["priority_desire", "weighted_mean", "weighted_sum", "first_non_zero"]
@@ -186,3 +190,44 @@ def merge(kind: str, stacked, velocity, forward, desired, *, max_desire: float =
     else:
         _merge_range(0, n, _CODES[kind], float(max_desire), direction, ddes, speed, sdes, prio, velocity, forward,
                      desired)
+
+
+# ---- the built-in mergers, registered like a user's (``@starling.merger``) -----------------------
+
+class PriorityDesireParams(MergerParams):
+    """Eq. 4.2 with the priority allocation of Alg. 4 (the thesis' merger, the default)."""
+
+    kind: Literal["priority_desire"] = "priority_desire"
+    max_desire: float = Field(1.0, gt=0, description="Desire budget of the priority allocation.")
+
+
+class WeightedMeanParams(MergerParams):
+    """Eq. 4.2 without allocation: the desire-weighted mean of every result."""
+
+    kind: Literal["weighted_mean"] = "weighted_mean"
+
+
+class WeightedSumParams(MergerParams):
+    """Reynolds' weighted sum (4.3.2, seed 003): direction × desire × speed summed, not normalised."""
+
+    kind: Literal["weighted_sum"] = "weighted_sum"
+
+
+class FirstNonZeroParams(MergerParams):
+    """Reynolds' priority arbitration (4.3.1, seed 003): the highest priority with an opinion decides alone."""
+
+    kind: Literal["first_non_zero"] = "first_non_zero"
+
+
+def _register(name: str, params: type) -> None:
+    def run(stacked, velocity, forward, desired, p, parallel):
+        merge(name, stacked, velocity, forward, desired, max_desire=getattr(p, "max_desire", 1.0), parallel=parallel)
+
+    run.__name__ = run.__qualname__ = f"merge_{name}"
+    run.__doc__ = params.__doc__
+    merger(name, params=params, accepts=("velocity",))(run)
+
+
+for _name, _params in (("priority_desire", PriorityDesireParams), ("weighted_mean", WeightedMeanParams),
+                       ("weighted_sum", WeightedSumParams), ("first_non_zero", FirstNonZeroParams)):
+    _register(_name, _params)

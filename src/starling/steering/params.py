@@ -221,6 +221,16 @@ class BehaviorParams(PerAnimalParams):
         ), np.uint64(0))
 
 
+class MergerParams(StrictModel):
+    """Settings of a merger (how a species' behaviour results become one desired velocity).
+
+    A subclass fixes ``kind`` to its registered name, so a species' ``merger`` table is a
+    discriminated union of every registered merger.
+    """
+
+    kind: str
+
+
 class BrainActionParams(StrictModel):
     """Settings of a brain action (what animals do when they enter a state).
 

@@ -24,13 +24,12 @@ from ..parallel import PARALLEL_MIN_ANIMALS
 from ..world import World
 from ..world.population import agent_tuple_type
 from ..errors import ConfigError, Problem
-from .mergers import merge
 from .contract import explain_typing_error
 from .params import with_stream_key
 from .per_animal import bind_draws
 from .random import stream_key
 from .queries.pairs import PairGeometry
-from .registry import BehaviorSpec, get_behavior
+from .registry import BehaviorSpec, get_behavior, get_merger
 from .results import VelocityResults
 
 NeighborView = namedtuple("NeighborView", ["index", "count", "distance", "angle", "direction"])
@@ -191,6 +190,7 @@ class SpeciesPipeline:
         self.planar = planar
         self.max_speed = float(max_speed)
         self.merger = species_cfg.merger
+        self.merger_spec = get_merger(self.merger.kind)
         self.population = world.population(self.name)
         self._param_rng = world.species_rng(species_index, stream=1)  # per-animal parameter draws
         self._seed = world.seed  # keys each behaviour row's random stream (starling.steering.random)
@@ -304,8 +304,7 @@ class SpeciesPipeline:
             scale = self.desire_scale[:, :n]
             self.results.direction_desire[:, :n] *= scale
             self.results.speed_desire[:, :n] *= scale
-        merge(self.merger.kind, self.results.stacked(n), pop.velocity, pop.forward, self.desired[:n],
-              max_desire=self.merger.max_desire, parallel=parallel)
+        self.merger_spec.run(self.results.stacked(n), pop.velocity, pop.forward, self.desired[:n], self.merger, parallel)
         if record:
             self.result_uids = pop.uid.copy()
 
@@ -358,6 +357,11 @@ class SpeciesPipeline:
         """
         problems = []
         pop = world.population(self.name)
+        for slot in self.slots:
+            if slot.spec.result not in self.merger_spec.accepts:
+                problems.append(Problem(slot.where, f"behaviour {slot.spec.name!r} produces {slot.spec.result!r} results, "
+                                                    f"which merger {self.merger_spec.name!r} does not accept "
+                                                    f"(it accepts {', '.join(self.merger_spec.accepts)})"))
         for group in [None] + list(self.groups):
             slots = self.simple + [s for g in self.ray_groups for s in g.behaviors] if group is None else group.behaviors
             for slot in slots:

@@ -16,7 +16,7 @@ from typing import Callable, Literal, Optional, get_args
 from numba import njit
 
 from .contract import undeclared_reads
-from .params import BehaviorParams, BrainActionParams, NeighborBehaviorParams
+from .params import BehaviorParams, BrainActionParams, MergerParams, NeighborBehaviorParams
 
 BehaviorKind = Literal["simple", "neighbor", "ray"]
 KINDS: tuple[str, ...] = get_args(BehaviorKind)
@@ -46,6 +46,21 @@ class BehaviorSpec:
         if key not in self._compiled:
             self._compiled[key] = _jit(self.kernel, parallel=key)
         return self._compiled[key]
+
+
+#: what a behaviour may produce; a merger declares which of these it accepts
+RESULT_TYPES: tuple[str, ...] = ("velocity",)
+
+
+@dataclass(frozen=True)
+class MergerSpec:
+    """A registered merger: ``run(stacked, velocity, forward, desired, params, parallel)``."""
+
+    name: str
+    params: type
+    run: Callable
+    accepts: tuple[str, ...] = ("velocity",)
+    doc: str = ""
 
 
 @dataclass(frozen=True)
@@ -100,6 +115,7 @@ _brain_actions: dict[str, BrainActionSpec] = {}
 _queries: dict[str, QuerySpec] = {}
 _sections: dict[tuple[str, str], SectionSpec] = {}
 _movers: dict[str, MoverSpec] = {}
+_mergers: dict[str, MergerSpec] = {}
 _version = [0]
 
 
@@ -172,8 +188,8 @@ def behavior(
         raise RegistryError(
             f"behaviour {name!r}: its params model must declare kind: Literal[{name!r}]"
         )
-    if result != "velocity":
-        raise RegistryError(f"behaviour {name!r}: unknown result type {result!r}")
+    if result not in RESULT_TYPES:
+        raise RegistryError(f"behaviour {name!r}: unknown result type {result!r}; known: {', '.join(RESULT_TYPES)}")
     if target_components and kind != "neighbor":
         raise RegistryError(f"behaviour {name!r}: only neighbour behaviours have targets to read components from")
 
@@ -258,6 +274,49 @@ def get_query(name: str) -> QuerySpec:
 
 def queries() -> list[QuerySpec]:
     return list(_queries.values())
+
+
+def merger(name: str, *, params: type[MergerParams], accepts: tuple[str, ...] = ("velocity",)):
+    """Register a merger: how one species' stacked behaviour results become its desired velocity.
+
+    Decorates ``run(stacked, velocity, forward, desired, params, parallel)``: ``stacked`` is
+    ``(direction (m,n,3), direction_desire (m,n), speed (m,n), speed_desire (m,n),
+    priority (m,n))`` for ``m`` behaviours and ``n`` animals, ``desired`` the (n,3) array
+    to fill, ``params`` the validated model. ``accepts`` names the result types it can
+    merge; a species whose behaviours produce another is refused when it loads.
+    """
+    if not isinstance(params, type) or not issubclass(params, MergerParams):
+        raise RegistryError(f"merger {name!r}: params must subclass MergerParams")
+    kind_field = params.model_fields.get("kind")
+    if kind_field is None or get_args(kind_field.annotation) != (name,):
+        raise RegistryError(f"merger {name!r}: its params model must declare kind: Literal[{name!r}]")
+    unknown = [a for a in accepts if a not in RESULT_TYPES]
+    if not accepts or unknown:
+        raise RegistryError(f"merger {name!r}: accepts must name result types among {', '.join(RESULT_TYPES)}")
+
+    def register(run: Callable) -> Callable:
+        existing = _mergers.get(name)
+        if existing is not None and existing.run is not run and (
+                getattr(existing.run, "__module__", None) != getattr(run, "__module__", None)
+                or existing.run.__qualname__ != run.__qualname__):
+            raise RegistryError(f"a merger named {name!r} is already registered")
+        _mergers[name] = MergerSpec(name, params, run, tuple(accepts), (run.__doc__ or params.__doc__ or "").strip())
+        _version[0] += 1
+        return run
+
+    return register
+
+
+def get_merger(name: str) -> MergerSpec:
+    try:
+        return _mergers[name]
+    except KeyError:
+        raise RegistryError(f"unknown merger {name!r}; registered: {', '.join(sorted(_mergers))} "
+                            f"(a merger from your own module needs --plugin MODULE)") from None
+
+
+def mergers() -> list[MergerSpec]:
+    return list(_mergers.values())
 
 
 def mover(name: str, *, params: type):
