@@ -143,6 +143,26 @@ def _jit(func: Callable, parallel: bool):
     return njit(cache=True)(func)
 
 
+def _check_params(what: str, name: str, params, base: type) -> None:
+    """A registered thing's parameter model subclasses ``base`` and fixes ``kind`` to its name
+    (so a config's list of them is a discriminated union)."""
+    if not isinstance(params, type) or not issubclass(params, base):
+        raise RegistryError(f"{what} {name!r}: params must subclass {base.__name__}")
+    kind_field = params.model_fields.get("kind")
+    if kind_field is None or get_args(kind_field.annotation) != (name,):
+        raise RegistryError(f"{what} {name!r}: its params model must declare kind: Literal[{name!r}]")
+
+
+def _check_free(what: str, name: str, table: dict, func: Callable, attr: str) -> None:
+    """``name`` is free, or held by this very function (a module imported twice registers again)."""
+    existing = getattr(table[name], attr) if name in table else None
+    if existing is None or existing is func:
+        return
+    if (getattr(existing, "__module__", None) != getattr(func, "__module__", None)
+            or existing.__qualname__ != func.__qualname__):
+        raise RegistryError(f"a {what} named {name!r} is already registered")
+
+
 def behavior(
     name: str,
     *,
@@ -179,27 +199,14 @@ def behavior(
     """
     if kind not in KINDS:
         raise RegistryError(f"behaviour {name!r}: kind must be one of {KINDS}, not {kind!r}")
-    if not isinstance(params, type) or not issubclass(params, BehaviorParams):
-        raise RegistryError(f"behaviour {name!r}: params must subclass BehaviorParams")
-    if kind == "neighbor" and not issubclass(params, NeighborBehaviorParams):
-        raise RegistryError(f"behaviour {name!r}: neighbour params must subclass NeighborBehaviorParams")
-    kind_field = params.model_fields.get("kind")
-    if kind_field is None or get_args(kind_field.annotation) != (name,):
-        raise RegistryError(
-            f"behaviour {name!r}: its params model must declare kind: Literal[{name!r}]"
-        )
+    _check_params("behaviour", name, params, NeighborBehaviorParams if kind == "neighbor" else BehaviorParams)
     if result not in RESULT_TYPES:
         raise RegistryError(f"behaviour {name!r}: unknown result type {result!r}; known: {', '.join(RESULT_TYPES)}")
     if target_components and kind != "neighbor":
         raise RegistryError(f"behaviour {name!r}: only neighbour behaviours have targets to read components from")
 
     def register(kernel: Callable) -> Callable:
-        if name in _behaviors and _behaviors[name].kernel is not kernel:
-            existing = _behaviors[name].kernel
-            if getattr(existing, "__module__", None) != getattr(kernel, "__module__", None) or (
-                existing.__qualname__ != kernel.__qualname__
-            ):
-                raise RegistryError(f"a behaviour named {name!r} is already registered")
+        _check_free("behaviour", name, _behaviors, kernel, "kernel")
         problems = undeclared_reads(name, kind, kernel, components, target_components)
         if problems:
             raise RegistryError("; ".join(problems))
@@ -222,18 +229,10 @@ def brain_action(name: str, *, params: type[BrainActionParams]):
     before the behaviours of the step; structural changes (sounds, tags, deaths) go
     through the command buffer and take effect at its end, like every other's.
     """
-    if not isinstance(params, type) or not issubclass(params, BrainActionParams):
-        raise RegistryError(f"brain action {name!r}: params must subclass BrainActionParams")
-    kind_field = params.model_fields.get("kind")
-    if kind_field is None or get_args(kind_field.annotation) != (name,):
-        raise RegistryError(f"brain action {name!r}: its params model must declare kind: Literal[{name!r}]")
+    _check_params("brain action", name, params, BrainActionParams)
 
     def register(run: Callable) -> Callable:
-        existing = _brain_actions.get(name)
-        if existing is not None and existing.run is not run and (
-                getattr(existing.run, "__module__", None) != getattr(run, "__module__", None)
-                or existing.run.__qualname__ != run.__qualname__):
-            raise RegistryError(f"a brain action named {name!r} is already registered")
+        _check_free("brain action", name, _brain_actions, run, "run")
         _brain_actions[name] = BrainActionSpec(name, params, run, (run.__doc__ or params.__doc__ or "").strip())
         _version[0] += 1
         return run
@@ -285,21 +284,13 @@ def merger(name: str, *, params: type[MergerParams], accepts: tuple[str, ...] = 
     to fill, ``params`` the validated model. ``accepts`` names the result types it can
     merge; a species whose behaviours produce another is refused when it loads.
     """
-    if not isinstance(params, type) or not issubclass(params, MergerParams):
-        raise RegistryError(f"merger {name!r}: params must subclass MergerParams")
-    kind_field = params.model_fields.get("kind")
-    if kind_field is None or get_args(kind_field.annotation) != (name,):
-        raise RegistryError(f"merger {name!r}: its params model must declare kind: Literal[{name!r}]")
+    _check_params("merger", name, params, MergerParams)
     unknown = [a for a in accepts if a not in RESULT_TYPES]
     if not accepts or unknown:
         raise RegistryError(f"merger {name!r}: accepts must name result types among {', '.join(RESULT_TYPES)}")
 
     def register(run: Callable) -> Callable:
-        existing = _mergers.get(name)
-        if existing is not None and existing.run is not run and (
-                getattr(existing.run, "__module__", None) != getattr(run, "__module__", None)
-                or existing.run.__qualname__ != run.__qualname__):
-            raise RegistryError(f"a merger named {name!r} is already registered")
+        _check_free("merger", name, _mergers, run, "run")
         _mergers[name] = MergerSpec(name, params, run, tuple(accepts), (run.__doc__ or params.__doc__ or "").strip())
         _version[0] += 1
         return run
