@@ -386,7 +386,8 @@ class SpeciesPipeline:
         simple = len(group.targets) == 1 and group.include_bits == 0 and group.exclude_bits == 0
         if simple:
             target = world.population(group.targets[0])
-            others = target.agents()
+            # the core arrays and the components the group's behaviours declare, nothing more
+            others = target.view(agent_tuple_type({c for slot in group.behaviors for c in slot.spec.target_components}))
             group.neighbors = find_neighbors(
                 pop.position, pop.forward, target.position, group.query,
                 exclude_self=(group.targets[0] == own), box=box, out=group.neighbors,
