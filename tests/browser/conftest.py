@@ -34,10 +34,24 @@ def live_server():
     """The app on a free port, streaming the built-in flock (1,000 birds) in real time."""
     if not (STATIC / "index.html").is_file():
         pytest.fail(f"the front-end is not built in {STATIC}: run `make setup` (npm ci && npm run build in web/)")
+    import time
+
+    import starling
     from starling.server import BackgroundServer, create_app
 
+    # Warm the kernel cache first, headless: Numba compiles holding the GIL, so a server
+    # whose thread is compiling answers no page meanwhile. Every scene the tests load is
+    # stepped here once (a no-op when the cache is warm, minutes on a cold one).
+    for name in ("flock", "lagoon", "pond"):
+        starling.load_scenario(name, seed=1).step(3)
     app = create_app("flock", seed=1)
     with BackgroundServer(app, startup_timeout=60) as server:
+        runner = app.state.runner
+        deadline = time.monotonic() + 600
+        while runner.frames_published < 3:  # the frame encoder compiles on the first frame
+            if time.monotonic() > deadline:
+                pytest.fail("the live server published no frames within 10 minutes")
+            time.sleep(0.1)
         yield server
 
 
