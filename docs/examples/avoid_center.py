@@ -10,6 +10,7 @@ from pydantic import Field
 
 import starling
 from starling.steering.per_animal import at
+from starling.steering.results import emit, no_opinion
 from starling.steering.shaping import f_q3
 
 
@@ -32,15 +33,9 @@ def avoid_zone(agents, p, time, dt, out):
         dy = pos[i, 1] - p.center[1]
         dz = pos[i, 2] - p.center[2]
         d = math.sqrt(dx * dx + dy * dy + dz * dz)
-        out.speed[i] = 0.0
-        out.speed_desire[i] = 0.0
         if d >= radius or d < 1e-9:
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
+            no_opinion(out, i)  # outside the zone (or at its very centre): zeros
             continue
-        out.direction[i, 0] = dx / d
-        out.direction[i, 1] = dy / d
-        out.direction[i, 2] = dz / d
-        out.direction_desire[i] = at(p.weight_direction, i) * f_q3(d / radius, at(p.power, i))
+        desire = at(p.weight_direction, i) * f_q3(d / radius, at(p.power, i))
+        # unit direction away from the centre, its desire; speed 0 with desire 0: no opinion on speed
+        emit(out, i, dx / d, dy / d, dz / d, desire, 0.0, 0.0)

@@ -11,12 +11,29 @@ Every velocity behaviour writes, per animal, the tuple
 
 A species' results live in one stacked buffer of shape ``(behaviours, capacity, ...)``
 so the merger reads every behaviour of an animal from neighbouring memory.
+
+A kernel finishes each animal with exactly one of the two helpers below, which are
+the only places a result row is written (the pipeline writes ``priority`` itself):
+
+* :func:`emit` ``(out, i, dx, dy, dz, direction_desire, speed, speed_desire)`` writes the
+  row and enforces the cheap part of the contract: a negative desire or speed becomes 0
+  and a non-finite value anywhere makes the whole row "no opinion", so one bad animal
+  never poisons the merger;
+* :func:`no_opinion` ``(out, i)`` writes the zero row.
+
+Both take scalars besides ``out`` and are inlined into the kernel (no call, no
+reference counting); from Python they run as plain functions. The direction is written as given: normalising it (or passing
+zeros) stays the kernel's job, as does keeping desires below the weight.
 """
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numpy as np
+from numba.extending import overload
+
+__all__ = ["ResultView", "VelocityResults", "emit", "no_opinion"]
 
 ResultView = namedtuple(
     "ResultView", ["direction", "direction_desire", "speed", "speed_desire", "priority"]
@@ -75,3 +92,111 @@ class VelocityResults:
         self.direction_desire[j, :n] = 0.0
         self.speed[j, :n] = 0.0
         self.speed_desire[j, :n] = 0.0
+
+
+
+# emit and no_opinion are written like starling.steering.per_animal.at: a plain Python
+# function (usable outside kernels and in tests) plus an ``@overload(..., inline="always")``
+# that Numba inlines into each kernel after typing, so the call costs nothing. Two Numba
+# 0.68 bugs shape the compiled versions:
+#
+# * they are not ``@njit(inline="always")``: Numba then loses the writes of such a function
+#   when it writes through a named tuple inside a branch and the caller also inlines an
+#   ``@overload`` (every kernel does: ``at``) -- the row is silently left as it was;
+# * they reach the arrays by position (``out[1]``), never by name (``out.direction_desire``):
+#   inside a ``prange`` loop of a ``parallel=True`` compilation, a write through a named
+#   tuple's attribute is lost (numba/numba#5872, #7135, #10338); by position it is not.
+
+_DIRECTION = ResultView._fields.index("direction")
+_DIRECTION_DESIRE = ResultView._fields.index("direction_desire")
+_SPEED = ResultView._fields.index("speed")
+_SPEED_DESIRE = ResultView._fields.index("speed_desire")
+
+
+def no_opinion(out, i):
+    """Write animal ``i``'s "no opinion" row: zero direction, desires and speed."""
+    out.direction[i, 0] = 0.0
+    out.direction[i, 1] = 0.0
+    out.direction[i, 2] = 0.0
+    out.direction_desire[i] = 0.0
+    out.speed[i] = 0.0
+    out.speed_desire[i] = 0.0
+
+
+def emit(out, i, dx, dy, dz, direction_desire, speed, speed_desire):
+    """Write animal ``i``'s result row: direction ``(dx, dy, dz)`` (unit, or zeros for no
+    opinion on direction), its desire, the desired speed and its desire.
+
+    The values are checked as stored (float32): a negative desire or speed is written
+    as 0, and if any value is NaN or infinite (including a float64 too large for float32)
+    the row becomes "no opinion". Valid values are stored exactly as a direct assignment
+    would store them.
+    """
+    with np.errstate(over="ignore"):
+        row = np.array([dx, dy, dz, direction_desire, speed, speed_desire], np.float64).astype(np.float32)
+    if not np.all(np.isfinite(row)):
+        no_opinion(out, i)
+        return
+    out.direction[i, 0] = row[0]
+    out.direction[i, 1] = row[1]
+    out.direction[i, 2] = row[2]
+    out.direction_desire[i] = row[3] if row[3] >= 0.0 else 0.0
+    out.speed[i] = row[4] if row[4] >= 0.0 else 0.0
+    out.speed_desire[i] = row[5] if row[5] >= 0.0 else 0.0
+
+
+@overload(no_opinion, inline="always")
+def _no_opinion(out, i):
+    def impl(out, i):
+        direction = out[_DIRECTION]
+        direction[i, 0] = 0.0
+        direction[i, 1] = 0.0
+        direction[i, 2] = 0.0
+        out[_DIRECTION_DESIRE][i] = 0.0
+        out[_SPEED][i] = 0.0
+        out[_SPEED_DESIRE][i] = 0.0
+
+    return impl
+
+
+@overload(emit, inline="always")
+def _emit(out, i, dx, dy, dz, direction_desire, speed, speed_desire):
+    def impl(out, i, dx, dy, dz, direction_desire, speed, speed_desire):
+        # the values as stored: the same rounding as assigning them to the float32 arrays
+        x = np.float32(dx)
+        y = np.float32(dy)
+        z = np.float32(dz)
+        dd = np.float32(direction_desire)
+        sp = np.float32(speed)
+        sd = np.float32(speed_desire)
+        direction = out[_DIRECTION]
+        desire = out[_DIRECTION_DESIRE]
+        speeds = out[_SPEED]
+        speed_desires = out[_SPEED_DESIRE]
+        if (math.isfinite(x) and math.isfinite(y) and math.isfinite(z) and math.isfinite(dd)
+                and math.isfinite(sp) and math.isfinite(sd)):
+            direction[i, 0] = x
+            direction[i, 1] = y
+            direction[i, 2] = z
+            # one store per branch (no reassignment: Numba's SSA pass trips on reassigned inlined locals)
+            if dd < 0.0:
+                desire[i] = 0.0
+            else:
+                desire[i] = dd
+            if sp < 0.0:
+                speeds[i] = 0.0
+            else:
+                speeds[i] = sp
+            if sd < 0.0:
+                speed_desires[i] = 0.0
+            else:
+                speed_desires[i] = sd
+        else:
+            direction[i, 0] = 0.0
+            direction[i, 1] = 0.0
+            direction[i, 2] = 0.0
+            desire[i] = 0.0
+            speeds[i] = 0.0
+            speed_desires[i] = 0.0
+
+    return impl

@@ -38,6 +38,7 @@ from pydantic import Field, field_validator
 from ...params import BehaviorParams, NeighborBehaviorParams
 from ...per_animal import at
 from ...registry import behavior
+from ...results import emit, no_opinion
 from ...shaping import ease, easing_code, observability
 
 
@@ -140,7 +141,6 @@ def chase_food(agents, others, neighbors, p, time, dt, out):
     mouth_z = agents.mouth_z
     food = others.food
     nutrition = others.nutrition
-    odir = out.direction
     for i in prange(count.shape[0]):
         r = at(p.max_distance, i)
         fov = math.radians(at(p.fov_deg, i))
@@ -180,21 +180,13 @@ def chase_food(agents, others, neighbors, p, time, dt, out):
                     best_c = c
         length = math.sqrt(sx * sx + sy * sy + sz * sz)
         if best_w <= 0.0 or length < 1e-9:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
+            no_opinion(out, i)
             continue
         a = ease(p.easing, best_c, at(p.easing_power, i))
         hf = h ** at(p.hunger_power, i) if at(p.hunger_power, i) > 0.0 else 1.0
-        odir[i, 0] = sx / length
-        odir[i, 1] = sy / length
-        odir[i, 2] = sz / length
-        out.direction_desire[i] = at(p.weight_direction, i) * hf * a
-        out.speed[i] = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
-        out.speed_desire[i] = at(p.weight_speed, i) * hf * a
+        speed = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
+        emit(out, i, sx / length, sy / length, sz / length, at(p.weight_direction, i) * hf * a, speed,
+             at(p.weight_speed, i) * hf * a)
 
 
 @behavior("avoid_when_eating", kind="neighbor", params=AvoidWhenEatingParams, components=("chew",))
@@ -205,7 +197,6 @@ def avoid_when_eating(agents, others, neighbors, p, time, dt, out):
     angle = neighbors.angle
     unit = neighbors.direction
     chew = agents.chew
-    odir = out.direction
     for i in prange(count.shape[0]):
         r = at(p.max_distance, i)
         fov = math.radians(at(p.fov_deg, i))
@@ -225,20 +216,11 @@ def avoid_when_eating(agents, others, neighbors, p, time, dt, out):
                 sw += w
         length = math.sqrt(sx * sx + sy * sy + sz * sz)
         if sw <= 0.0 or length < 1e-9:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
+            no_opinion(out, i)
             continue
         a = min(1.0, sw)
-        odir[i, 0] = sx / length
-        odir[i, 1] = sy / length
-        odir[i, 2] = sz / length
-        out.direction_desire[i] = at(p.weight_direction, i) * a
-        out.speed[i] = at(p.max_speed, i)
-        out.speed_desire[i] = at(p.weight_speed, i) * a
+        emit(out, i, sx / length, sy / length, sz / length, at(p.weight_direction, i) * a, at(p.max_speed, i),
+             at(p.weight_speed, i) * a)
 
 
 @behavior("avoid_sound", kind="neighbor", params=AvoidSoundParams,
@@ -251,7 +233,6 @@ def avoid_sound(agents, others, neighbors, p, time, dt, out):
     unit = neighbors.direction
     loud = others.loudness
     radius = others.sound_radius
-    odir = out.direction
     for i in prange(count.shape[0]):
         r = at(p.max_distance, i)
         sx = 0.0
@@ -272,20 +253,11 @@ def avoid_sound(agents, others, neighbors, p, time, dt, out):
             sw += w
         length = math.sqrt(sx * sx + sy * sy + sz * sz)
         if sw <= 0.0 or length < 1e-9:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
+            no_opinion(out, i)
             continue
         a = min(1.0, sw)
-        odir[i, 0] = sx / length
-        odir[i, 1] = sy / length
-        odir[i, 2] = sz / length
-        out.direction_desire[i] = at(p.weight_direction, i) * a
-        out.speed[i] = at(p.max_speed, i)
-        out.speed_desire[i] = at(p.weight_speed, i) * a
+        emit(out, i, sx / length, sy / length, sz / length, at(p.weight_direction, i) * a, at(p.max_speed, i),
+             at(p.weight_speed, i) * a)
 
 
 @behavior("get_pushed", kind="neighbor", params=GetPushedParams)
@@ -298,7 +270,6 @@ def get_pushed(agents, others, neighbors, p, time, dt, out):
     unit = neighbors.direction
     vel = agents.velocity
     ovel = others.velocity
-    odir = out.direction
     for i in prange(count.shape[0]):
         r = at(p.max_distance, i)
         half = 0.5 * math.radians(at(p.push_angle_deg, i))
@@ -341,20 +312,11 @@ def get_pushed(agents, others, neighbors, p, time, dt, out):
             sv += w * sj
         length = math.sqrt(sx * sx + sy * sy + sz * sz)
         if sw <= 0.0 or length < 1e-9:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
+            no_opinion(out, i)
             continue
         a = min(1.0, sw)
-        odir[i, 0] = sx / length
-        odir[i, 1] = sy / length
-        odir[i, 2] = sz / length
-        out.direction_desire[i] = at(p.weight_direction, i) * a
-        out.speed[i] = sv / sw
-        out.speed_desire[i] = at(p.weight_speed, i) * a
+        emit(out, i, sx / length, sy / length, sz / length, at(p.weight_direction, i) * a, sv / sw,
+             at(p.weight_speed, i) * a)
 
 
 @behavior("avoid_player", kind="neighbor", params=AvoidPlayerParams, target_components=("still_time",))
@@ -365,7 +327,6 @@ def avoid_player(agents, others, neighbors, p, time, dt, out):
     dist = neighbors.distance
     unit = neighbors.direction
     still = others.still_time
-    odir = out.direction
     for i in prange(count.shape[0]):
         r = at(p.max_distance, i)
         sx = 0.0
@@ -386,20 +347,12 @@ def avoid_player(agents, others, neighbors, p, time, dt, out):
             best = max(best, c)
         length = math.sqrt(sx * sx + sy * sy + sz * sz)
         if best <= 0.0 or length < 1e-9:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
+            no_opinion(out, i)
             continue
         a = ease(p.easing, best, at(p.easing_power, i))
-        odir[i, 0] = sx / length
-        odir[i, 1] = sy / length
-        odir[i, 2] = sz / length
-        out.direction_desire[i] = at(p.weight_direction, i) * a
-        out.speed[i] = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
-        out.speed_desire[i] = at(p.weight_speed, i) * a
+        speed = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
+        emit(out, i, sx / length, sy / length, sz / length, at(p.weight_direction, i) * a, speed,
+             at(p.weight_speed, i) * a)
 
 
 @behavior("flee_memory", kind="neighbor", params=FleeMemoryParams, components=_MEMORY)
@@ -415,7 +368,6 @@ def flee_memory(agents, others, neighbors, p, time, dt, out):
     tz = agents.threat_z
     level = agents.threat_level
     memory = agents.threat_memory
-    odir = out.direction
     for i in prange(count.shape[0]):
         r = at(p.max_distance, i)
         fov = math.radians(at(p.fov_deg, i))
@@ -444,34 +396,19 @@ def flee_memory(agents, others, neighbors, p, time, dt, out):
             a = ease(p.easing, min(1.0, max(0.0, level[i])), at(p.easing_power, i)) * min(1.0, memory[i])
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if a <= 0.0 or length < 1e-9:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
+            no_opinion(out, i)
             continue
-        odir[i, 0] = ax / length
-        odir[i, 1] = ay / length
-        odir[i, 2] = az / length
-        out.direction_desire[i] = at(p.weight_direction, i) * a
-        out.speed[i] = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
-        out.speed_desire[i] = at(p.weight_speed, i) * a
+        speed = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
+        emit(out, i, ax / length, ay / length, az / length, at(p.weight_direction, i) * a, speed,
+             at(p.weight_speed, i) * a)
 
 
 @behavior("cruise", kind="simple", params=CruiseParams, components=("target_speed",))
 def cruise(agents, p, time, dt, out):
     """The brain state's cruising speed (no opinion when the state sets none)."""
     target = agents.target_speed
-    odir = out.direction
     for i in prange(target.shape[0]):
-        odir[i, 0] = 0.0
-        odir[i, 1] = 0.0
-        odir[i, 2] = 0.0
-        out.direction_desire[i] = 0.0
         if target[i] >= 0.0:
-            out.speed[i] = target[i]
-            out.speed_desire[i] = at(p.weight_speed, i)
+            emit(out, i, 0.0, 0.0, 0.0, 0.0, target[i], at(p.weight_speed, i))
         else:
-            out.speed[i] = 0.0
-            out.speed_desire[i] = 0.0
+            no_opinion(out, i)

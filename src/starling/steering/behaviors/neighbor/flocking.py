@@ -20,6 +20,7 @@ from pydantic import Field
 from ...params import NeighborBehaviorParams
 from ...per_animal import at
 from ...registry import behavior
+from ...results import emit
 from ...shaping import f_q1, f_sep, observability
 from ...vecmath import fast_acos
 
@@ -39,7 +40,6 @@ def cohesion(agents, others, neighbors, p, time, dt, out):
     dist = neighbors.distance
     angle = neighbors.angle
     unit = neighbors.direction
-    odir = out.direction
     for i in prange(count.shape[0]):
         r = at(p.max_distance, i)
         fov = math.radians(at(p.fov_deg, i))
@@ -57,7 +57,7 @@ def cohesion(agents, others, neighbors, p, time, dt, out):
             ax += od * unit[i, q, 0]
             ay += od * unit[i, q, 1]
             az += od * unit[i, q, 2]
-        # finish: a direction and its desire, or no opinion (all zero); one write below
+        # finish: a direction and its desire, or no opinion (all zero); one emit below
         ux = uy = uz = desire = 0.0
         if sw > 0.0:
             ax /= sw
@@ -67,12 +67,7 @@ def cohesion(agents, others, neighbors, p, time, dt, out):
             if length >= 1e-9:
                 ux, uy, uz = ax / length, ay / length, az / length
                 desire = at(p.weight_direction, i) * f_q1(length / r, at(p.activation_power, i))
-        odir[i, 0] = ux
-        odir[i, 1] = uy
-        odir[i, 2] = uz
-        out.direction_desire[i] = desire
-        out.speed[i] = 0.0
-        out.speed_desire[i] = 0.0
+        emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
 
 
 class AlignmentParams(NeighborBehaviorParams):
@@ -95,7 +90,6 @@ def alignment(agents, others, neighbors, p, time, dt, out):
     ovel = others.velocity
     avel = agents.velocity
     afwd = agents.forward
-    odir = out.direction
     for i in prange(count.shape[0]):
         r = at(p.max_distance, i)
         fov = math.radians(at(p.fov_deg, i))
@@ -122,7 +116,7 @@ def alignment(agents, others, neighbors, p, time, dt, out):
                 ax += k * vx
                 ay += k * vy
                 az += k * vz
-        # finish: heading and speed with their desires, or no opinion (all zero); one write below
+        # finish: heading and speed with their desires, or no opinion (all zero); one emit below
         ux = uy = uz = desire = b = speed_desire = 0.0
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if sw > 0.0:
@@ -148,12 +142,7 @@ def alignment(agents, others, neighbors, p, time, dt, out):
             if hs > 1e-9:
                 theta = fast_acos((hx * ux + hy * uy + hz * uz) / hs)
             desire = at(p.weight_direction, i) * f_q1(theta / math.pi, at(p.activation_power, i))
-        odir[i, 0] = ux
-        odir[i, 1] = uy
-        odir[i, 2] = uz
-        out.direction_desire[i] = desire
-        out.speed[i] = b
-        out.speed_desire[i] = speed_desire
+        emit(out, i, ux, uy, uz, desire, b, speed_desire)
 
 
 class SeparationParams(NeighborBehaviorParams):
@@ -172,7 +161,6 @@ def separation(agents, others, neighbors, p, time, dt, out):
     dist = neighbors.distance
     angle = neighbors.angle
     unit = neighbors.direction
-    odir = out.direction
     for i in prange(count.shape[0]):
         r = at(p.max_distance, i)
         fov = math.radians(at(p.fov_deg, i))
@@ -191,15 +179,10 @@ def separation(agents, others, neighbors, p, time, dt, out):
             ax -= o * unit[i, q, 0]
             ay -= o * unit[i, q, 1]
             az -= o * unit[i, q, 2]
-        # finish: away from the neighbours, or no opinion (all zero); one write below
+        # finish: away from the neighbours, or no opinion (all zero); one emit below
         ux = uy = uz = desire = 0.0
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if u > 0.0 and length >= 1e-9:
             ux, uy, uz = ax / length, ay / length, az / length
             desire = at(p.weight_direction, i) * f_sep(u, at(p.sep_k, i), at(p.sep_power, i))
-        odir[i, 0] = ux
-        odir[i, 1] = uy
-        odir[i, 2] = uz
-        out.direction_desire[i] = desire
-        out.speed[i] = 0.0
-        out.speed_desire[i] = 0.0
+        emit(out, i, ux, uy, uz, desire, 0.0, 0.0)

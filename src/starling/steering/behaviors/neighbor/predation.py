@@ -19,6 +19,7 @@ from pydantic import Field, field_validator
 from ...params import NeighborBehaviorParams
 from ...per_animal import at
 from ...registry import behavior
+from ...results import emit
 from ...shaping import ease, easing_code, observability
 
 
@@ -60,7 +61,6 @@ def flee(agents, others, neighbors, p, time, dt, out):
     dist = neighbors.distance
     angle = neighbors.angle
     unit = neighbors.direction
-    odir = out.direction
     for i in prange(count.shape[0]):
         r = at(p.max_distance, i)
         fov = math.radians(at(p.fov_deg, i))
@@ -79,19 +79,14 @@ def flee(agents, others, neighbors, p, time, dt, out):
             ax -= o * unit[i, q, 0]
             ay -= o * unit[i, q, 1]
             az -= o * unit[i, q, 2]
-        # finish: away at a closeness-driven speed, or no opinion (all zero); one write below
+        # finish: away at a closeness-driven speed, or no opinion (all zero); one emit below
         ux = uy = uz = a = speed = 0.0
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if seen and length >= 1e-9:
             ux, uy, uz = ax / length, ay / length, az / length
             a = ease(p.easing, 1.0 - nearest / r, at(p.easing_power, i))
             speed = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
-        odir[i, 0] = ux
-        odir[i, 1] = uy
-        odir[i, 2] = uz
-        out.direction_desire[i] = at(p.weight_direction, i) * a
-        out.speed[i] = speed
-        out.speed_desire[i] = at(p.weight_speed, i) * a
+        emit(out, i, ux, uy, uz, at(p.weight_direction, i) * a, speed, at(p.weight_speed, i) * a)
 
 
 @behavior("seek", kind="neighbor", params=SeekParams)
@@ -101,7 +96,6 @@ def seek(agents, others, neighbors, p, time, dt, out):
     dist = neighbors.distance
     angle = neighbors.angle
     unit = neighbors.direction
-    odir = out.direction
     for i in prange(count.shape[0]):
         r = at(p.max_distance, i)
         fov = math.radians(at(p.fov_deg, i))
@@ -112,15 +106,10 @@ def seek(agents, others, neighbors, p, time, dt, out):
                                                    at(p.angle_power, i)) > 0.0:
                 best = q
                 break
-        # finish: toward the nearest at a closeness-driven speed, or no opinion (all zero); one write below
+        # finish: toward the nearest at a closeness-driven speed, or no opinion (all zero); one emit below
         ux = uy = uz = a = speed = 0.0
         if best >= 0:
             ux, uy, uz = unit[i, best, 0], unit[i, best, 1], unit[i, best, 2]
             a = ease(p.easing, 1.0 - dist[i, best] / r, at(p.easing_power, i))
             speed = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * a
-        odir[i, 0] = ux
-        odir[i, 1] = uy
-        odir[i, 2] = uz
-        out.direction_desire[i] = at(p.weight_direction, i) * a
-        out.speed[i] = speed
-        out.speed_desire[i] = at(p.weight_speed, i) * a
+        emit(out, i, ux, uy, uz, at(p.weight_direction, i) * a, speed, at(p.weight_speed, i) * a)

@@ -26,6 +26,7 @@ from pydantic import Field
 from ...params import RayBehaviorParams
 from ...per_animal import at
 from ...registry import behavior
+from ...results import emit, no_opinion
 from ...shaping import f_q1, f_sep, observability
 from ...vecmath import fast_acos
 
@@ -47,7 +48,6 @@ def environment_avoidance(agents, hits, p, time, dt, out):
     nrm = hits.normal
     ray = hits.direction
     fwd = agents.forward
-    odir = out.direction
     rays = hit.shape[1]
     for i in prange(hit.shape[0]):
         r = at(p.max_distance, i)
@@ -80,17 +80,10 @@ def environment_avoidance(agents, hits, p, time, dt, out):
             az += o * nrm[i, q, 2]
         length = math.sqrt(ax * ax + ay * ay + az * az)
         if u <= 0.0 or length < 1e-9:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
+            no_opinion(out, i)
         else:
-            odir[i, 0] = ax / length
-            odir[i, 1] = ay / length
-            odir[i, 2] = az / length
-            out.direction_desire[i] = at(p.weight_direction, i) * f_sep(u, at(p.sep_k, i), at(p.sep_power, i))
-        out.speed[i] = 0.0
-        out.speed_desire[i] = 0.0
+            desire = at(p.weight_direction, i) * f_sep(u, at(p.sep_k, i), at(p.sep_power, i))
+            emit(out, i, ax / length, ay / length, az / length, desire, 0.0, 0.0)
 
 
 class AvoidVerticalsParams(RayBehaviorParams):
@@ -114,7 +107,6 @@ def avoid_verticals(agents, hits, p, time, dt, out):
     nrm = hits.normal
     ray = hits.direction
     fwd = agents.forward
-    odir = out.direction
     rays = hit.shape[1]
     for i in prange(hit.shape[0]):
         r = at(p.max_distance, i)
@@ -151,17 +143,10 @@ def avoid_verticals(agents, hits, p, time, dt, out):
             az += o * nz / h
         length = math.sqrt(ax * ax + az * az)
         if u <= 0.0 or length < 1e-9:
-            odir[i, 0] = 0.0
-            odir[i, 1] = 0.0
-            odir[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
+            no_opinion(out, i)
         else:
-            odir[i, 0] = ax / length
-            odir[i, 1] = 0.0
-            odir[i, 2] = az / length
-            out.direction_desire[i] = at(p.weight_direction, i) * f_sep(u, at(p.sep_k, i), at(p.sep_power, i))
-        out.speed[i] = 0.0
-        out.speed_desire[i] = 0.0
+            desire = at(p.weight_direction, i) * f_sep(u, at(p.sep_k, i), at(p.sep_power, i))
+            emit(out, i, ax / length, 0.0, az / length, desire, 0.0, 0.0)
 
 
 class AvoidGroundParams(RayBehaviorParams):
@@ -177,7 +162,6 @@ def avoid_ground(agents, hits, p, time, dt, out):
     """dir = up, des = w f_q1(1 − d_min / r) over the group's hits (9.5.4)."""
     hit = hits.hit
     dist = hits.distance
-    odir = out.direction
     rays = hit.shape[1]
     for i in prange(hit.shape[0]):
         r = at(p.max_distance, i)
@@ -187,13 +171,7 @@ def avoid_ground(agents, hits, p, time, dt, out):
             if hit[i, q] and dist[i, q] < nearest:
                 nearest = dist[i, q]
                 found = True
-        odir[i, 0] = 0.0
-        odir[i, 2] = 0.0
         if found:
-            odir[i, 1] = 1.0
-            out.direction_desire[i] = at(p.weight_direction, i) * f_q1(1.0 - nearest / r, at(p.power, i))
+            emit(out, i, 0.0, 1.0, 0.0, at(p.weight_direction, i) * f_q1(1.0 - nearest / r, at(p.power, i)), 0.0, 0.0)
         else:
-            odir[i, 1] = 0.0
-            out.direction_desire[i] = 0.0
-        out.speed[i] = 0.0
-        out.speed_desire[i] = 0.0
+            no_opinion(out, i)

@@ -22,6 +22,7 @@ from pydantic import Field, field_validator
 from ...params import RayBehaviorParams
 from ...per_animal import at
 from ...registry import behavior
+from ...results import emit, no_opinion
 from ...shaping import ease, easing_code
 
 
@@ -55,7 +56,6 @@ def find_grass(agents, hits, p, time, dt, out):
     point = hits.point
     pos = agents.position
     hunger = agents.hunger
-    odir = out.direction
     rays = hit.shape[1]
     for i in prange(hit.shape[0]):
         r = at(p.max_distance, i)
@@ -78,19 +78,14 @@ def find_grass(agents, hits, p, time, dt, out):
                 best = dist[i, q]
                 bx = dx / hd
                 bz = dz / hd
-        odir[i, 0] = 0.0
-        odir[i, 1] = 0.0
-        odir[i, 2] = 0.0
-        out.direction_desire[i] = 0.0
-        out.speed[i] = 0.0
-        out.speed_desire[i] = 0.0
         if h < at(p.min_hunger, i) or h <= 0.0:
+            no_opinion(out, i)
             continue
         hf = h ** at(p.hunger_power, i) if at(p.hunger_power, i) > 0.0 else 1.0
-        if on:
-            out.speed[i] = at(p.eat_speed, i)
-            out.speed_desire[i] = at(p.weight_speed, i) * hf
-        elif best < math.inf:
-            odir[i, 0] = bx
-            odir[i, 2] = bz
-            out.direction_desire[i] = at(p.weight_direction, i) * hf * ease(p.easing, 1.0 - best / r, at(p.easing_power, i))
+        if on:  # above grass: slow down to graze, no opinion on direction
+            emit(out, i, 0.0, 0.0, 0.0, 0.0, at(p.eat_speed, i), at(p.weight_speed, i) * hf)
+        elif best < math.inf:  # grass in sight: toward it, horizontally, no opinion on speed
+            desire = at(p.weight_direction, i) * hf * ease(p.easing, 1.0 - best / r, at(p.easing_power, i))
+            emit(out, i, bx, 0.0, bz, desire, 0.0, 0.0)
+        else:
+            no_opinion(out, i)

@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 from ...params import BehaviorParams, StrictModel, Vec3
 from ...per_animal import at
 from ...registry import behavior
+from ...results import emit, no_opinion
 from ...shaping import f_q1, remap_input
 
 
@@ -38,20 +39,13 @@ def homing(agents, p, time, dt, out):
         ay = p.home[1] - pos[i, 1]
         az = p.home[2] - pos[i, 2]
         dist = math.sqrt(ax * ax + ay * ay + az * az)
-        out.speed[i] = 0.0
-        out.speed_desire[i] = 0.0
         if dist < 1e-9:
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
+            no_opinion(out, i)
             continue
-        out.direction[i, 0] = ax / dist
-        out.direction[i, 1] = ay / dist
-        out.direction[i, 2] = az / dist
-        out.direction_desire[i] = at(p.weight_direction, i) * f_q1(
+        desire = at(p.weight_direction, i) * f_q1(
             remap_input(dist, at(p.min_radius, i), at(p.max_radius, i)), at(p.power, i)
         )
+        emit(out, i, ax / dist, ay / dist, az / dist, desire, 0.0, 0.0)
 
 
 class Home(StrictModel):
@@ -108,27 +102,15 @@ def multi_homing(agents, p, time, dt, out):
             if dx * dx + dy * dy + dz * dz < homes[h, 4] * homes[h, 4]:
                 if best < 0 or homes[h, 4] < homes[best, 4]:
                     best = h
-        out.speed[i] = 0.0
-        out.speed_desire[i] = 0.0
         if best < 0:
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
+            no_opinion(out, i)
             continue
         ax = homes[best, 0] - pos[i, 0]
         ay = homes[best, 1] - pos[i, 1]
         az = homes[best, 2] - pos[i, 2]
         dist = math.sqrt(ax * ax + ay * ay + az * az)
         if dist < 1e-9:
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
+            no_opinion(out, i)
             continue
-        out.direction[i, 0] = ax / dist
-        out.direction[i, 1] = ay / dist
-        out.direction[i, 2] = az / dist
-        out.direction_desire[i] = at(p.weight_direction, i) * f_q1(
-            remap_input(dist, homes[best, 3], homes[best, 4]), at(p.power, i)
-        )
+        desire = at(p.weight_direction, i) * f_q1(remap_input(dist, homes[best, 3], homes[best, 4]), at(p.power, i))
+        emit(out, i, ax / dist, ay / dist, az / dist, desire, 0.0, 0.0)

@@ -18,6 +18,7 @@ from pydantic import Field
 from ...params import BehaviorParams
 from ...per_animal import at
 from ...registry import behavior
+from ...results import emit, no_opinion
 from ...shaping import f_q1, remap_input
 
 
@@ -35,12 +36,8 @@ def go_forward(agents, p, time, dt, out):
     """Current forward direction, configured speed, constant desires."""
     fwd = agents.forward
     for i in prange(fwd.shape[0]):
-        out.direction[i, 0] = fwd[i, 0]
-        out.direction[i, 1] = fwd[i, 1]
-        out.direction[i, 2] = fwd[i, 2]
-        out.direction_desire[i] = at(p.weight_direction, i)
-        out.speed[i] = at(p.speed, i)
-        out.speed_desire[i] = at(p.weight_speed, i)
+        emit(out, i, fwd[i, 0], fwd[i, 1], fwd[i, 2], at(p.weight_direction, i), at(p.speed, i),
+             at(p.weight_speed, i))
 
 
 class AlignUpParams(BehaviorParams):
@@ -60,20 +57,13 @@ def align_up(agents, p, time, dt, out):
         fy = fwd[i, 1]
         fz = fwd[i, 2]
         horizontal = math.sqrt(fx * fx + fz * fz)
-        out.speed[i] = 0.0
-        out.speed_desire[i] = 0.0
         if horizontal < 1e-6:
             # straight up or down: no horizontal heading to return to
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
+            no_opinion(out, i)
             continue
-        out.direction[i, 0] = fx / horizontal
-        out.direction[i, 1] = 0.0
-        out.direction[i, 2] = fz / horizontal
         pitch = abs(math.atan2(fy, horizontal))
-        out.direction_desire[i] = at(p.weight_direction, i) * f_q1(pitch / (0.5 * math.pi), at(p.power, i))
+        desire = at(p.weight_direction, i) * f_q1(pitch / (0.5 * math.pi), at(p.power, i))
+        emit(out, i, fx / horizontal, 0.0, fz / horizontal, desire, 0.0, 0.0)
 
 
 class KeepHeightParams(BehaviorParams):
@@ -95,20 +85,15 @@ def keep_height(agents, p, time, dt, out):
     pos = agents.position
     for i in prange(pos.shape[0]):
         y = pos[i, 1]
-        out.direction[i, 0] = 0.0
-        out.direction[i, 2] = 0.0
-        out.speed[i] = 0.0
-        out.speed_desire[i] = 0.0
         if y < at(p.min_height, i):
-            out.direction[i, 1] = 1.0
-            out.direction_desire[i] = at(p.weight_direction, i) * f_q1(
+            desire = at(p.weight_direction, i) * f_q1(
                 remap_input(at(p.min_height, i) - y, 0.0, at(p.margin, i)), at(p.power, i)
             )
+            emit(out, i, 0.0, 1.0, 0.0, desire, 0.0, 0.0)
         elif y > at(p.max_height, i):
-            out.direction[i, 1] = -1.0
-            out.direction_desire[i] = at(p.weight_direction, i) * f_q1(
+            desire = at(p.weight_direction, i) * f_q1(
                 remap_input(y - at(p.max_height, i), 0.0, at(p.margin, i)), at(p.power, i)
             )
+            emit(out, i, 0.0, -1.0, 0.0, desire, 0.0, 0.0)
         else:
-            out.direction[i, 1] = 0.0
-            out.direction_desire[i] = 0.0
+            no_opinion(out, i)

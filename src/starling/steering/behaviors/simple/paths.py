@@ -14,6 +14,7 @@ from pydantic import Field, field_validator
 from ...params import BehaviorParams
 from ...per_animal import at
 from ...registry import behavior
+from ...results import emit
 
 
 class FollowPathParams(BehaviorParams):
@@ -123,15 +124,7 @@ def follow_path(agents, p, time, dt, out):
             to_end = math.sqrt((last[0] - x) ** 2 + (last[1] - y) ** 2 + (last[2] - z) ** 2)
             if to_end < at(p.arrival_radius, i):
                 speed = at(p.speed, i) * to_end / at(p.arrival_radius, i)
-        if d < 1e-9:
-            out.direction[i, 0] = 0.0
-            out.direction[i, 1] = 0.0
-            out.direction[i, 2] = 0.0
-            out.direction_desire[i] = 0.0
+        if d < 1e-9:  # on the aim point: no opinion on direction, still one on speed
+            emit(out, i, 0.0, 0.0, 0.0, 0.0, speed, at(p.weight_speed, i))
         else:
-            out.direction[i, 0] = dx / d
-            out.direction[i, 1] = dy / d
-            out.direction[i, 2] = dz / d
-            out.direction_desire[i] = at(p.weight_direction, i)
-        out.speed[i] = speed
-        out.speed_desire[i] = at(p.weight_speed, i)
+            emit(out, i, dx / d, dy / d, dz / d, at(p.weight_direction, i), speed, at(p.weight_speed, i))

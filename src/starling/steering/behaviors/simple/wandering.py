@@ -22,6 +22,7 @@ from ...params import BehaviorParams
 from ...per_animal import at
 from ...random import noise_seed
 from ...registry import behavior
+from ...results import emit
 
 
 class WanderingParams(BehaviorParams):
@@ -51,9 +52,6 @@ def wandering(agents, p, time, dt, out):
         pitch = max_pitch * uniform_noise(seed, time * at(p.pitch_frequency, i) + 17.0)
         u = 0.5 + 0.5 * uniform_noise(3 * seed + 2, time * at(p.speed_frequency, i) + 31.0)
         ce = math.cos(pitch)
-        out.direction[i, 0] = ce * math.cos(azimuth)
-        out.direction[i, 1] = math.sin(pitch)
-        out.direction[i, 2] = ce * math.sin(azimuth)
-        out.direction_desire[i] = at(p.weight_direction, i)
-        out.speed[i] = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * u
-        out.speed_desire[i] = at(p.weight_speed, i)
+        speed = at(p.min_speed, i) + (at(p.max_speed, i) - at(p.min_speed, i)) * u
+        emit(out, i, ce * math.cos(azimuth), math.sin(pitch), ce * math.sin(azimuth), at(p.weight_direction, i),
+             speed, at(p.weight_speed, i))
