@@ -221,7 +221,7 @@ def warm(
     t0 = time.perf_counter()
     done: list = []
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=err, transient=True) as progress:
+                  TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal) as progress:
         task = progress.add_task("kernel cache", total=len(names))
         current = [""]
 

@@ -28,8 +28,6 @@ from .primitives import INF, ray_capsule, unit3
 # each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
 _jit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
 _ajit = njit(cache=True, error_model="numpy", nogil=True)  # the BVH builder allocates
-# one-line helpers are inlined where they are called: a separate compilation costs more than the helper
-_ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
 
 APPROACH_EPS = 1e-6
 """A sphere overlapping a surface counts as moving into it only when ``dot(direction, normal)`` is below
@@ -432,7 +430,7 @@ def build_bvh(item_min: np.ndarray, item_max: np.ndarray, item_layer: np.ndarray
     return BVH(nmin, nmax, start, count, mask, order, int(depth))
 
 
-@_ijit
+@_jit
 def ray_aabb(ox, oy, oz, ix, iy, iz, tmax, box, ni):
     """Slab test of a ray (origin ``o``, inverse direction ``i``) against ``box[ni]`` (a row ``[x_min, y_min,
     z_min, x_max, y_max, z_max]``); returns the entry parameter clipped at 0, or ``inf`` when the box is
@@ -441,7 +439,7 @@ def ray_aabb(ox, oy, oz, ix, iy, iz, tmax, box, ni):
     Zero direction components are given as a huge finite inverse (see :func:`safe_inverse`), which keeps
     the products finite even for an origin lying on a slab plane.
     """
-    return ray_aabb_grown(ox, oy, oz, ix, iy, iz, tmax, box, np.int64(ni), 0.0)  # one signature for every caller
+    return ray_aabb_grown(ox, oy, oz, ix, iy, iz, tmax, box, ni, 0.0)
 
 
 @_jit
@@ -487,14 +485,14 @@ def ray_aabb_grown(ox, oy, oz, ix, iy, iz, tmax, box, ni, g):
     return tn
 
 
-@_ijit
+@_jit
 def point_in_box(px, py, pz, box, ni, g):
     """Whether ``p`` lies in ``box[ni]`` grown by ``g``."""
     return (box[ni, 0] - g <= px <= box[ni, 3] + g and box[ni, 1] - g <= py <= box[ni, 4] + g
             and box[ni, 2] - g <= pz <= box[ni, 5] + g)
 
 
-@_ijit
+@_jit
 def safe_inverse(d):
     """``1 / d``, or ``±1e300`` for a zero component (finite, so ``0 * inv`` stays 0)."""
     if abs(d) > 1e-300:

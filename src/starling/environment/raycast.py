@@ -381,7 +381,7 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, cand, fan, hit,
                     # the fan's candidates (their layers are in the mask)
                     for q in range(nc):
                         it = cand[q]
-                        if ray_aabb(ox, oy, oz, ix, iy, iz, best, prim_box, it) < INF:
+                        if ray_aabb(ox, oy, oz, ix, iy, iz, best, prim_box, np.int64(it)) < INF:
                             t, nx, ny, nz = prim_ray(prim_f, it, prim_i[it, 0], ox, oy, oz, dx, dy, dz, best)
                             if t <= best:
                                 best, bnx, bny, bnz, blay, found = t, nx, ny, nz, prim_i[it, 1], True
@@ -426,7 +426,7 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, cand, fan, hit,
                                         it = pg_items[q]
                                         lay = prim_i[it, 1]
                                         if (mask >> lay) & 1 and ray_aabb(ox, oy, oz, ix, iy, iz, best, prim_box,
-                                                                          it) < INF:
+                                                                          np.int64(it)) < INF:
                                             t, nx, ny, nz = prim_ray(prim_f, it, prim_i[it, 0], ox, oy, oz, dx, dy,
                                                                      dz, best)
                                             if t <= best:
@@ -464,7 +464,7 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, cand, fan, hit,
                             best, bnx, bny, bnz, blay, found = t, nx, ny, nz, ter_lay, True
                 # mesh triangles: BVH, near child first
                 if tri_on:
-                    t0 = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, 0)
+                    t0 = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, np.int64(0))
                     sp = 0
                     if t0 < INF:
                         st_n[0] = 0
@@ -493,9 +493,9 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, cand, fan, hit,
                             tl = INF
                             tr = INF
                             if (tb_node[left, 2] & mask) != 0:
-                                tl = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, left)
+                                tl = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, np.int64(left))
                             if (tb_node[right, 2] & mask) != 0:
-                                tr = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, right)
+                                tr = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, np.int64(right))
                             if tl <= tr:
                                 if tr < INF:
                                     st_n[sp] = right
@@ -806,7 +806,7 @@ def _mesh_crossings(tri_f, tri_i, tb_box, tb_node, px, py, pz, mesh, st_n):
     while sp > 0:
         sp -= 1
         ni = st_n[sp]
-        if ray_aabb(px, py, pz, ix, iy, iz, INF, tb_box, ni) == INF:
+        if ray_aabb(px, py, pz, ix, iy, iz, INF, tb_box, np.int64(ni)) == INF:
             continue
         c = tb_node[ni, 1]
         if c > 0:
