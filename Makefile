@@ -6,11 +6,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 WEB_STAMP := src/starling/server/static/.built
+WARM_STAMP := $(VENV)/.kernels-warm
 SCENE ?=
 
-.PHONY: setup demo test test-fast bench web system-deps clean
+.PHONY: setup demo test test-fast bench web warm system-deps clean
 
-setup: $(STAMP) web
+setup: $(STAMP) web warm
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +26,15 @@ $(WEB_STAMP): $(shell find web -type f -not -path 'web/node_modules/*' 2>/dev/nu
 		cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build; \
 	else mkdir -p src/starling/server/static; fi
 	touch $(WEB_STAMP)
+
+# Compile the kernels of every built-in scenario into Numba's on-disk cache (`starling warm`, with a
+# progress bar): a few minutes once on a fresh machine, so that the first `make demo` shows animals
+# within seconds. Runs again only when a source file or a scenario changed (the stamp is older).
+warm: $(WARM_STAMP)
+
+$(WARM_STAMP): $(STAMP) $(WEB_STAMP) $(shell find src/starling \( -name '*.py' -o -name '*.toml' \) 2>/dev/null)
+	$(BIN)/starling warm
+	touch $(WARM_STAMP)
 
 # Debian packages the browser tests need (Chromium for Playwright). Needs root or sudo.
 system-deps:

@@ -203,6 +203,58 @@ def demo(
     serve(scenario, host="127.0.0.1", port=port, no_browser=no_browser, realtime=True, set_=[], plugin=plugin)
 
 
+@app.command()
+def warm(
+    scenarios: Optional[List[str]] = typer.Argument(None, help="Scenario names or TOML paths (default: every built-in)."),
+    plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
+) -> None:
+    """Compile the kernels of every built-in scenario (or the named ones) into the kernel cache, so that
+    later runs and the live app start at once (`make setup` runs it)."""
+    from . import warm as warming
+    from .kernel_cache import cache_dir
+
+    _load_plugins(plugin)
+    try:
+        names = warming.check_names(scenarios or [])
+    except ConfigError as e:
+        _config_fail(e)
+    t0 = time.perf_counter()
+    done: list = []
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal) as progress:
+        task = progress.add_task("kernel cache", total=len(names))
+        current = [""]
+
+        def on_start(name: str) -> None:
+            current[0] = name
+            progress.update(task, description=f"warming {name}")
+
+        def on_kernel(kernel: str) -> None:
+            progress.update(task, description=f"warming {current[0]}: compiling {kernel}")
+
+        def on_done(result) -> None:
+            done.append(result)
+            progress.advance(task)
+            if result.compiled:  # one line per scenario that needed compiling (kept in logs without a terminal)
+                progress.console.print(f"{result.scenario}: compiled {result.compiled} kernels in "
+                                       f"{result.seconds:.1f} s", highlight=False)
+
+        try:
+            warming.warm(names, on_start=on_start, on_kernel=on_kernel if err.is_terminal else None,
+                         on_done=on_done)
+        except ConfigError as e:
+            progress.stop()
+            _config_fail(e)
+    compiled = sum(r.compiled for r in done)
+    where = cache_dir() or "__pycache__ beside the sources"
+    if compiled:
+        err.print(f"kernel cache warmed: {compiled} kernels compiled for {len(done)} scenarios in "
+                  f"{time.perf_counter() - t0:.1f} s ({where})", highlight=False)
+    else:
+        err.print(f"kernel cache already warm: {', '.join(names)} ({time.perf_counter() - t0:.1f} s)",
+                  highlight=False)
+
+
 def _int_list(text: str, name: str) -> list[int]:
     try:
         values = [int(float(x)) for x in text.split(",") if x.strip()]

@@ -68,6 +68,9 @@ def test_a_walker_is_stopped_by_an_obstacle_taller_than_its_step():
     assert p[0] == pytest.approx(3.0 - 0.4 - 0.01, abs=0.02)  # resting against the face x = 3
     assert p[1] == pytest.approx(0.5, abs=1e-3)
     assert sim.health() == {"nan": 0, "inside_solid": 0, "out_of_medium": 0}
+    # the viewer's inspector shows the walking state (the ground mover's state_array, not its snapshot method)
+    info = sim.inspect("a", int(sim.population("a").uid[0]))
+    assert info["ground_state"] == "grounded" and info["medium"] == "ground"
 
 
 # ---------------------------------------------------------------------------------------------- media

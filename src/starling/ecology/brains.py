@@ -465,7 +465,7 @@ class BrainsSystem(System):
         changed = buf.changed[:n]
         args = (state, pop.component("state_time"), pop.component("target_speed"), brain.target_speed,
                 brain.from_mask, brain.to, brain.probabilities(dt), brain.first, brain.kind, brain.source, brain.op,
-                brain.value32, brain.value64, columns, counts, pop.velocity)
+                brain.value32, brain.value64, buf.columns, buf.counts, pop.velocity)  # whole buffers: one layout
         scratch = (buf.current[:n], buf.new[:n], buf.live[:n], buf.decided[:n], changed)
         draws = buf.draws[:n]
         t = _take_transitions(*args, -1, draws, *scratch)

@@ -187,7 +187,9 @@ def _top_speed(v):
     varied_mover = "max_speed" in v.cfg.mover.varied
     varied = v.variation is not None and v.variation.max_speed is not None
     if varied and not varied_mover:
-        return v.pop.component("var_max_speed"), True
+        # float64 holds the float32 draws exactly and the kernel rounds them back to float32: one compiled
+        # signature for every species (a float32 array here would be a second compilation of the kernel)
+        return v.pop.component("var_max_speed").astype(np.float64), True
     if varied_mover:
         top = v.pop.component("mover_max_speed").astype(np.float64)
         return (top * v.pop.component("var_max_speed") if varied else top), False

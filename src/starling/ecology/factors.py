@@ -185,8 +185,10 @@ class FactorsSystem(System):
             columns = f.columns(n)
             for k, (_, comp, _) in enumerate(f.weight_vars):
                 columns[k] = pop.component(comp)
-            _desire_factors(state, weights, f.brain.weights if weights else f.no_weights, columns, f.var_rows,
-                            f._desire[:, :n])
+            # the whole buffers and n: a view of the first n columns would be C-contiguous for some n and not
+            # for others, and each layout is a compilation of its own
+            _desire_factors(n, state, weights, f.brain.weights if weights else f.no_weights, f._columns, f.var_rows,
+                            f._desire)
             pipeline.desire_scale = f._desire
 
 
@@ -279,9 +281,8 @@ def _speed_factors(energy, has_energy, below, below_drawn, min_speed, min_speed_
 
 
 @njit(cache=True)
-def _desire_factors(state, by_state, weights, columns, rows, out):
-    """Each behaviour row's factor on each animal's desires: the state's weight times the drawn ones."""
-    n = out.shape[1]
+def _desire_factors(n, state, by_state, weights, columns, rows, out):
+    """Each behaviour row's factor on the desires of animals ``0 .. n - 1``: the state's weight times the drawn ones."""
     for i in range(n):
         s = np.int64(state[i]) if by_state else 0
         for r in range(out.shape[0]):

@@ -47,6 +47,8 @@ from .raycast import PARALLEL_THRESHOLD, chunk_bounds, nearest_one, solids, stac
 # each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
 _jit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
 _ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
+# kernels called only from kernels: no Python or C entry points (see starling.environment.raycast)
+_hjit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 DEFAULT_SKIN_WIDTH = 0.01
 """Default gap kept between a sphere and the surfaces it rests against, metres.  It must stay well above
@@ -61,7 +63,7 @@ flat triangulated floor, whose edge capsules would then catch it (the "internal 
 _CHUNK = 128
 
 
-@_jit
+@_ijit
 def _chunk(c, n):
     return chunk_bounds(c, n, _CHUNK)
 
@@ -88,7 +90,7 @@ def _clip(vx, vy, vz, nx, ny, nz):
     return vx, vy, vz
 
 
-@_ijit
+@_hjit
 def collide_one(geo, px, py, pz, vx, vy, vz, dt, radius, skin, mask, st_n, st_t):
     """Collide and slide for one sphere; returns ``(px, py, pz, vx, vy, vz, contacts)`` (float64).
 
@@ -164,7 +166,7 @@ def collide_one(geo, px, py, pz, vx, vy, vz, dt, radius, skin, mask, st_n, st_t)
     return px, py, pz, vx, vy, vz, contacts
 
 
-@_ijit
+@_hjit
 def _collide_into(geo, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c):
     if active.shape[0] > 1 and not active[k]:
         for a in range(3):
@@ -186,7 +188,7 @@ def _collide_into(geo, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, o
     out_c[k] = c
 
 
-@_jit
+@_hjit
 def collide_range(g, lo, hi, pos, vel, dt, radii, skin, mask, active, st_n, st_t, out_p, out_v, out_c):
     """Collide and slide spheres ``lo .. hi - 1`` (the geometry is unpacked once per chunk)."""
     geo = solids(g)

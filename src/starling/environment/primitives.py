@@ -38,6 +38,8 @@ INF = np.inf
 # otherwise every array handed to an inlined helper is incref'd and decref'd with atomic operations on
 # each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
 _jit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
+# one-line helpers are inlined where they are called: a separate compilation costs more than the helper
+_ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
 
 # kinds of finite primitives as stored in the primitive BVH
 KIND_SPHERE = 0
@@ -151,7 +153,7 @@ def sweep_sphere(ox, oy, oz, dx, dy, dz, tmax, rs, cx, cy, cz, r):
 # ----------------------------------------------------------------------------------------------------
 
 
-@_jit
+@_ijit
 def _to_local(rot, x, y, z):
     return (
         rot[0] * x + rot[3] * y + rot[6] * z,
@@ -160,7 +162,7 @@ def _to_local(rot, x, y, z):
     )
 
 
-@_jit
+@_ijit
 def _to_world(rot, x, y, z):
     return (
         rot[0] * x + rot[1] * y + rot[2] * z,
@@ -169,7 +171,7 @@ def _to_world(rot, x, y, z):
     )
 
 
-@_jit
+@_ijit
 def _slab(o, d, h, tn, tf, an, af, sn, sf, axis):
     """One slab of the Kay–Kajiya test; returns updated (near, far, near axis, far axis, near sign, far
     sign, ok)."""
@@ -211,7 +213,7 @@ def _ray_aabb_local(lox, loy, loz, ldx, ldy, ldz, hx, hy, hz):
     return tn, tf, an, af, sn, sf, ok
 
 
-@_jit
+@_ijit
 def _axis_vec(axis, sign):
     if axis == 0:
         return sign, 0.0, 0.0
@@ -716,7 +718,7 @@ PRIM_WIDTH = 16
 """
 
 
-@_jit
+@_ijit
 def _box_rot(f, p):
     return (f[p, 6], f[p, 7], f[p, 8], f[p, 9], f[p, 10], f[p, 11], f[p, 12], f[p, 13], f[p, 14])
 

@@ -66,6 +66,11 @@ _CHUNK = 256
 # each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
 _jit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
 _ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
+# Kernels called only from other kernels get no Python or C entry points: Numba would otherwise build, for each
+# one, a wrapper that unboxes every array of its arguments (the geometry holds 47), which costs more compile time
+# than the kernel itself. Big helpers are called, not inlined: Numba inlines a function by copying its IR into
+# every caller, which makes the caller's compilation many times slower (cold start, docs/performance.md).
+_hjit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 _pjit = njit(cache=True, error_model="numpy", parallel=True)
 _sjit = njit(cache=True, error_model="numpy")
 
@@ -115,7 +120,7 @@ class RayHits:
 # ----------------------------------------------------------------------------------------------------
 
 
-@_jit
+@_ijit
 def chunk_bounds(c, n, size):
     """``(lo, hi)`` of chunk ``c`` of ``size`` items out of ``n``, as int64 whatever the integer type of ``c``
     (prange indices are unsigned; mixing types would compile every range function twice)."""
@@ -123,18 +128,18 @@ def chunk_bounds(c, n, size):
     return lo, min(np.int64(n), lo + np.int64(size))
 
 
-@_jit
+@_ijit
 def _chunk(c, n):
     return chunk_bounds(c, n, _CHUNK)
 
 
-@_jit
+@_ijit
 def stack_size(g):
     """Entries a BVH traversal stack of ``g`` needs (depth of the deeper BVH plus slack)."""
     return max(g.depth[0], g.depth[1]) + 4
 
 
-@_jit
+@_ijit
 def solids(g):
     """The arrays the sphere sweeps and proximity queries read, unpacked once (see :class:`GeometryArrays`):
     ``(pl_f, pl_i, ter_h, ter_cmin, ter_cmax, ter_f, prim_f, prim_i, pb_box, pb_node, tri_f, tri_i, tb_box,
@@ -188,7 +193,7 @@ _FAN_TERRAIN_BLOCKS = 64
 (:func:`~starling.environment.terrain.block_bounds`); beyond that a ray walks the terrain as it would alone."""
 
 
-@_jit
+@_hjit
 def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, cand, fan, hit, dist, point, normal, layer):
     """Cast rays ``lo .. hi - 1`` and write their nearest hits (see :func:`cast_rays`).
 
@@ -376,7 +381,7 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, cand, fan, hit,
                     # the fan's candidates (their layers are in the mask)
                     for q in range(nc):
                         it = cand[q]
-                        if ray_aabb(ox, oy, oz, ix, iy, iz, best, prim_box, it) < INF:
+                        if ray_aabb(ox, oy, oz, ix, iy, iz, best, prim_box, np.int64(it)) < INF:
                             t, nx, ny, nz = prim_ray(prim_f, it, prim_i[it, 0], ox, oy, oz, dx, dy, dz, best)
                             if t <= best:
                                 best, bnx, bny, bnz, blay, found = t, nx, ny, nz, prim_i[it, 1], True
@@ -421,7 +426,7 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, cand, fan, hit,
                                         it = pg_items[q]
                                         lay = prim_i[it, 1]
                                         if (mask >> lay) & 1 and ray_aabb(ox, oy, oz, ix, iy, iz, best, prim_box,
-                                                                          it) < INF:
+                                                                          np.int64(it)) < INF:
                                             t, nx, ny, nz = prim_ray(prim_f, it, prim_i[it, 0], ox, oy, oz, dx, dy,
                                                                      dz, best)
                                             if t <= best:
@@ -459,7 +464,7 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, cand, fan, hit,
                             best, bnx, bny, bnz, blay, found = t, nx, ny, nz, ter_lay, True
                 # mesh triangles: BVH, near child first
                 if tri_on:
-                    t0 = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, 0)
+                    t0 = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, np.int64(0))
                     sp = 0
                     if t0 < INF:
                         st_n[0] = 0
@@ -488,9 +493,9 @@ def cast_range(g, lo, hi, origins, dirs, maxd, mask, st_n, st_t, cand, fan, hit,
                             tl = INF
                             tr = INF
                             if (tb_node[left, 2] & mask) != 0:
-                                tl = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, left)
+                                tl = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, np.int64(left))
                             if (tb_node[right, 2] & mask) != 0:
-                                tr = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, right)
+                                tr = ray_aabb(ox, oy, oz, ix, iy, iz, best, tb_box, np.int64(right))
                             if tl <= tr:
                                 if tr < INF:
                                     st_n[sp] = right
@@ -566,7 +571,7 @@ def _cast_serial(g, origins, dirs, maxd, mask, hit, dist, point, normal, layer):
 # ----------------------------------------------------------------------------------------------------
 
 
-@_ijit
+@_hjit
 def sweep_one(geo, ox, oy, oz, dx, dy, dz, tmax, rs, mask, st_n, st_t):
     """First contact of a sphere of radius ``rs`` moving from ``o`` along unit ``d`` for at most ``tmax``:
     ``(t, nx, ny, nz, layer)`` with the contact normal pointing from the surface to the centre;
@@ -604,7 +609,7 @@ def sweep_one(geo, ox, oy, oz, dx, dy, dz, tmax, rs, mask, st_n, st_t):
         if node.shape[0] == 0 or (node[0, 2] & mask) == 0:
             continue
         sp = 0
-        t0 = ray_aabb_grown(ox, oy, oz, ix, iy, iz, best, box, 0, rs)
+        t0 = ray_aabb_grown(ox, oy, oz, ix, iy, iz, best, box, np.int64(0), rs)
         if t0 < INF:
             st_n[0] = 0
             st_t[0] = t0
@@ -644,7 +649,7 @@ def sweep_one(geo, ox, oy, oz, dx, dy, dz, tmax, rs, mask, st_n, st_t):
                 left = node[ni, 0]
                 for child in range(left, left + 2):
                     if (node[child, 2] & mask) != 0:
-                        tc = ray_aabb_grown(ox, oy, oz, ix, iy, iz, best, box, child, rs)
+                        tc = ray_aabb_grown(ox, oy, oz, ix, iy, iz, best, box, np.int64(child), rs)
                         if tc < INF:
                             st_n[sp] = child
                             st_t[sp] = tc
@@ -654,7 +659,7 @@ def sweep_one(geo, ox, oy, oz, dx, dy, dz, tmax, rs, mask, st_n, st_t):
     return best, bnx, bny, bnz, blay
 
 
-@_jit
+@_hjit
 def _sweep_range(g, lo, hi, origins, dirs, maxd, radii, mask, st_n, st_t, hit, dist, point, normal, layer):
     geo = solids(g)
     for k in range(lo, hi):
@@ -725,7 +730,7 @@ def _sweep_serial(g, origins, dirs, maxd, radii, mask, hit, dist, point, normal,
 # ----------------------------------------------------------------------------------------------------
 
 
-@_ijit
+@_hjit
 def nearest_one(geo, px, py, pz, window, mask, st_n):
     """Smallest signed distance from ``p`` to the masked solids and surfaces within ``window`` (primitives,
     planes, terrain: signed; mesh triangles: unsigned) and the direction that increases it fastest:
@@ -788,7 +793,7 @@ def nearest_one(geo, px, py, pz, window, mask, st_n):
 _PARITY_DIR = (0.0137173, 0.9997853, 0.0155251)
 
 
-@_jit
+@_hjit
 def _mesh_crossings(tri_f, tri_i, tb_box, tb_node, px, py, pz, mesh, st_n):
     """Number of triangles of ``mesh`` crossed by the ray from ``p`` along :data:`_PARITY_DIR`."""
     dx, dy, dz = _PARITY_DIR
@@ -801,7 +806,7 @@ def _mesh_crossings(tri_f, tri_i, tb_box, tb_node, px, py, pz, mesh, st_n):
     while sp > 0:
         sp -= 1
         ni = st_n[sp]
-        if ray_aabb(px, py, pz, ix, iy, iz, INF, tb_box, ni) == INF:
+        if ray_aabb(px, py, pz, ix, iy, iz, INF, tb_box, np.int64(ni)) == INF:
             continue
         c = tb_node[ni, 1]
         if c > 0:
@@ -820,7 +825,7 @@ def _mesh_crossings(tri_f, tri_i, tb_box, tb_node, px, py, pz, mesh, st_n):
     return count
 
 
-@_jit
+@_hjit
 def _inside_range(g, lo, hi, points, radii, mask, st_n, out):
     """Inside tests of points ``lo .. hi - 1`` (see :meth:`Environment.is_inside_solid`)."""
     geo = solids(g)
@@ -859,6 +864,12 @@ def _inside_parallel(g, points, radii, mask, out):
         st_n = np.empty(size, np.int32)
         lo, hi = _chunk(c, r)
         _inside_range(g, lo, hi, points, radii, mask, st_n, out)
+
+
+@_sjit
+def _inside_serial(g, points, radii, mask, out):
+    st_n = np.empty(2 * stack_size(g), np.int32)
+    _inside_range(g, np.int64(0), np.int64(points.shape[0]), points, radii, mask, st_n, out)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -963,5 +974,8 @@ def inside_solid(env, points: np.ndarray, radius=0.0, mask: int = ALL_LAYERS) ->
         raise ValueError("radius must be >= 0")
     out = np.zeros(n, np.bool_)
     if n:
-        _inside_parallel(env.arrays, p, radii, np.int64(int(mask) & ALL_LAYERS), out)
+        # small batches (spawning, the health check of a scene's animals) stay serial: the threaded kernel
+        # costs seconds of compilation on a cold start and its thread pool more than the work below this size
+        kernel = _inside_parallel if n >= PARALLEL_THRESHOLD else _inside_serial
+        kernel(env.arrays, p, radii, np.int64(int(mask) & ALL_LAYERS), out)
     return out

@@ -496,7 +496,7 @@ class EnvironmentSystem(System):
             return {}
         mover = sim.movers[body.index]
         info = {"medium": body.medium, "body_radius": body.radius}
-        state = getattr(mover, "state", None)
+        state = getattr(mover, "state_array", None)  # the ground mover's (its state() is the snapshot's)
         if state is not None and row < state.shape[0]:
             info["ground_state"] = ("grounded", "falling", "swimming")[int(state[row])]
         return info

@@ -184,7 +184,7 @@ def block_bounds(cell_min: np.ndarray, cell_max: np.ndarray) -> tuple[int, np.nd
     return shift, np.ascontiguousarray(np.stack([lo32, hi32], axis=-1))
 
 
-@_ijit
+@_jit
 def box_clear_of_terrain(bb, shift, x0, z0, x1, z1, inv_dx, inv_dz, ncx, ncz, xa, xb, ya, yb, za, zb, max_blocks):
     """Whether nothing in the box ``[xa, xb] x [ya, yb] x [za, zb]`` can lie on the terrain surface: 1 when
     the box misses the terrain's rectangle or every :func:`block_bounds` block under it lies strictly below
@@ -222,7 +222,7 @@ def locate_inv(nx, nz, x0, z0, inv_dx, inv_dz, x, z):
     return i, j
 
 
-@_ijit
+@_jit
 def ray_heightfield(h, cb, dil, block_shift, x0, z0, dx, dz, inv_dx, inv_dz, hmin, hmax, ox, oy, oz, ddx, ddy, ddz,
                     ix, iz, tmax, use_clearance=True):
     """First crossing in ``[0, tmax]`` of the ray ``o + t d`` with the heightfield surface.

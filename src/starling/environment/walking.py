@@ -304,7 +304,8 @@ def _walk_parallel(position, velocity, desired, hit, dist, normal, origins, maxd
     chunks = 64
     step = (n + chunks - 1) // chunks
     for c in prange(chunks):
-        _walk_range(c * step, min(n, (c + 1) * step), position, velocity, desired, hit, dist, normal, origins,
+        lo = np.int64(c) * step  # (prange counts unsigned: int64 keeps _walk_range at the serial signature)
+        _walk_range(lo, min(n, lo + step), position, velocity, desired, hit, dist, normal, origins,
                     maxd, wf, wi, poly, p, dt, sscale, ascale, state, wrap, bmin, size)
 
 
@@ -314,7 +315,8 @@ def _settle_parallel(position, velocity, forward, up, hit, dist, normal, origins
     chunks = 64
     step = (n + chunks - 1) // chunks
     for c in prange(chunks):
-        _settle_range(c * step, min(n, (c + 1) * step), position, velocity, forward, up, hit, dist, normal,
+        lo = np.int64(c) * step  # (prange counts unsigned: int64 keeps _settle_range at the serial signature)
+        _settle_range(lo, min(n, lo + step), position, velocity, forward, up, hit, dist, normal,
                       origins, wf, wi, poly, p, dt, state)
 
 

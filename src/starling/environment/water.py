@@ -59,7 +59,7 @@ def in_region(wf, wi, poly, w, x, z):
     return point_in_polygon(poly, wi[w, 0], wi[w, 1], x, z)
 
 
-@_ijit
+@_jit
 def ray_water(ox, oy, oz, dx, dy, dz, tmax, wf, wi, poly, w):
     """Crossing of the ray with the surface of water body ``w`` inside its region; ``(t, 0, 1, 0)``."""
     if abs(dy) <= 1e-300:

@@ -122,7 +122,8 @@ def accelerate(vx, vy, vz, dx, dy, dz, max_speed, a_up, a_down, a_lat, drag, dt)
     return nvx, nvy, nvz, lx, ly, lz
 
 
-@njit(cache=True, inline="always")
+# called, not inlined: inlining its four calls into the mover copies its IR four times (compile time)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _orthonormal_up(ux, uy, uz, fx, fy, fz):
     """Project ``u`` off the forward axis; world up (or x) if that degenerates."""
     d = ux * fx + uy * fy + uz * fz
@@ -209,7 +210,8 @@ def _move_parallel(planar, position, velocity, forward, up, desired, p, dt, wrap
     chunks = 64
     step = (n + chunks - 1) // chunks
     for c in prange(chunks):
-        _move_range(c * step, min(n, (c + 1) * step), planar, position, velocity, forward, up, desired, p, dt,
+        lo = np.int64(c) * step  # (prange counts unsigned: int64 keeps _move_range at the serial signature)
+        _move_range(lo, min(n, lo + step), planar, position, velocity, forward, up, desired, p, dt,
                     wrap, bmin, size, sscale, ascale)
 
 

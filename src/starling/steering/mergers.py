@@ -167,13 +167,31 @@ def _merge_range(lo, hi, code, max_desire, direction, ddes, speed, sdes, prio, v
 
 
 @njit(cache=True, parallel=True)
-def _merge_parallel(code, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, desired):
-    n = ddes.shape[1]
+def _merge_parallel(n, code, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, desired):
     chunks = 64
     size = (n + chunks - 1) // chunks
     for c in prange(chunks):
-        _merge_range(c * size, min(n, (c + 1) * size), code, max_desire, direction, ddes, speed, sdes, prio,
-                     velocity, forward, desired)
+        lo = np.int64(c) * size  # (prange counts unsigned: int64 keeps _merge_range at the serial signature)
+        _merge_range(lo, min(n, lo + size), code, max_desire, direction, ddes, speed, sdes, prio, velocity,
+                     forward, desired)
+
+
+def _whole(view: np.ndarray) -> np.ndarray:
+    """A C-contiguous array whose first ``view.shape[1]`` columns are ``view``.
+
+    The results of the first ``n`` animals are views ``buffer[:, :n]`` of a species' stacked
+    buffers: C-contiguous when ``n`` fills the buffer (or one behaviour), strided otherwise,
+    and Numba compiles the merger once per layout. The merger reads columns below ``n``
+    only, so it is handed the buffer itself (a copy when ``view`` is not such a view).
+    """
+    if view.flags.c_contiguous:
+        return view
+    base = view.base
+    if (isinstance(base, np.ndarray) and base.flags.c_contiguous and base.dtype == view.dtype
+            and base.ndim == view.ndim and base.shape[0] == view.shape[0] and base.shape[2:] == view.shape[2:]
+            and base.strides == view.strides and base.ctypes.data == view.ctypes.data):
+        return base
+    return np.ascontiguousarray(view)
 
 
 def merge(kind: str, stacked, velocity, forward, desired, *, max_desire: float = 1.0, parallel: bool = False) -> None:
@@ -185,11 +203,12 @@ def merge(kind: str, stacked, velocity, forward, desired, *, max_desire: float =
     if ddes.shape[0] == 0:
         desired[:n] = velocity[:n]
         return
+    args = (_CODES[kind], float(max_desire), _whole(direction), _whole(ddes), _whole(speed), _whole(sdes),
+            _whole(prio), velocity, forward, desired)
     if parallel:
-        _merge_parallel(_CODES[kind], float(max_desire), direction, ddes, speed, sdes, prio, velocity, forward, desired)
+        _merge_parallel(n, *args)
     else:
-        _merge_range(0, n, _CODES[kind], float(max_desire), direction, ddes, speed, sdes, prio, velocity, forward,
-                     desired)
+        _merge_range(0, n, *args)
 
 
 # ---- the built-in mergers, registered like a user's (``@starling.merger``) -----------------------

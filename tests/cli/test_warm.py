@@ -1,0 +1,32 @@
+"""`starling warm`: compiles a scenario's kernels into the on-disk cache; a later process finds them there."""
+import os
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from starling.cli import app
+
+runner = CliRunner()
+
+
+def test_warm_fills_the_cache_and_a_second_process_finds_it_warm():
+    first = runner.invoke(app, ["warm", "flock"])
+    assert first.exit_code == 0, first.output
+    assert "flock" in first.output and "Traceback" not in first.output
+    # a new process has no kernel in memory: every one must come from the disk cache the first call filled
+    second = subprocess.run([sys.executable, "-m", "starling", "warm", "flock"], capture_output=True, text=True,
+                            timeout=600, env=dict(os.environ, COLUMNS="200"))
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "kernel cache already warm: flock" in second.stderr, second.stderr
+    assert "compiled" not in second.stderr
+
+
+def test_warm_an_unknown_scenario_is_one_clear_line_and_exit_2():
+    result = runner.invoke(app, ["warm", "flock", "no-such-scene"])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith("no scenario file or built-in named 'no-such-scene'"), lines[0]
+    assert "Traceback" not in result.output
+    assert "kernel cache" not in result.output  # the names are checked before anything is warmed
