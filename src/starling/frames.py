@@ -44,7 +44,7 @@ def frame_size(counts: list[int]) -> int:
     return FRAME_HEADER_BYTES + sum(SPECIES_HEADER_BYTES + BYTES_PER_ANIMAL * int(n) for n in counts)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _bounds(position, lo, hi):
     """Per-axis min/max over the finite coordinates of ``position`` (n,3) into ``lo``/``hi`` (3,)."""
     for k in range(3):
@@ -64,7 +64,7 @@ def _bounds(position, lo, hi):
             hi[k] = 0.0
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always", error_model="numpy")
 def _pack_one(i, position, velocity, forward, up, uid, lo, scale, out_uid, out_rot, out_pos, out_speed):
     """Quantise animal ``i`` (see :func:`_pack_serial` for the arrays)."""
     out_uid[i] = np.uint32(uid[i] & 0xFFFFFFFF)
@@ -148,7 +148,7 @@ def _pack_one(i, position, velocity, forward, up, uid, lo, scale, out_uid, out_r
     out_rot[i] = _smallest_three(qx, qy, qz, qw)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _scales(lo, hi):
     scale = np.empty(3)
     for k in range(3):
@@ -157,7 +157,7 @@ def _scales(lo, hi):
     return scale
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _pack_serial(position, velocity, forward, up, uid, lo, hi, out_uid, out_rot, out_pos, out_speed):
     """Quantise one species into the four output arrays of its frame block.
 
@@ -171,7 +171,7 @@ def _pack_serial(position, velocity, forward, up, uid, lo, hi, out_uid, out_rot,
         _pack_one(i, position, velocity, forward, up, uid, lo, scale, out_uid, out_rot, out_pos, out_speed)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", parallel=True)
 def _pack_parallel(position, velocity, forward, up, uid, lo, hi, out_uid, out_rot, out_pos, out_speed):
     """:func:`_pack_serial` over all cores, for populations where that pays for the thread start."""
     scale = _scales(lo, hi)
@@ -187,7 +187,7 @@ measured on a 2-core machine, the parallel pack was slower (8 ms against 5 ms fo
 100,000 animals), so there it is never used."""
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always", error_model="numpy")
 def _q10(a):
     """Map a component in [-1/√2, 1/√2] to 0..1023."""
     v = (a / 0.7071067811865476 + 1.0) * 0.5 * 1023.0 + 0.5
@@ -198,7 +198,7 @@ def _q10(a):
     return int(v)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _smallest_three(qx, qy, qz, qw):
     """Pack a unit quaternion (x, y, z, w) into 32 bits: 2-bit dropped index, 3 × 10 bits."""
     ax, ay, az, aw = abs(qx), abs(qy), abs(qz), abs(qw)

@@ -156,7 +156,7 @@ class Brain:
         return self.probability
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _compare(a, op, b):
     if op == 0:
         return a < b
@@ -171,7 +171,7 @@ def _compare(a, op, b):
     return a != b
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _take_transitions(state, state_time, target_speed, target_table, from_mask, to, probability, first, kind, source,
                       op, value32, value64, columns, counts, velocity, resume, draws, current, new, live, decided,
                       changed):
@@ -243,7 +243,7 @@ def _take_transitions(state, state_time, target_speed, target_table, from_mask, 
     return -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _commit(live, new, decided, to):
     for i in range(live.shape[0]):
         if live[i]:
@@ -251,7 +251,7 @@ def _commit(live, new, decided, to):
             decided[i] = True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _remember(total, nearest, distance, targets, max_distance, refreshed, tx, ty, tz, level, memory):
     """Animals that see a threat (and were not refreshed by an earlier group) remember it, fully."""
     for i in range(total.shape[0]):
@@ -266,7 +266,7 @@ def _remember(total, nearest, distance, targets, max_distance, refreshed, tx, ty
             refreshed[i] = True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _forget(memory, refreshed, fade):
     """Memories not refreshed this step fade by ``fade`` (float32, as NumPy subtracts a number from them)."""
     for i in range(memory.shape[0]):
@@ -275,7 +275,7 @@ def _forget(memory, refreshed, fade):
             memory[i] = m if m > 0.0 else np.float32(0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _advance_time(state_time, dt):
     for i in range(state_time.shape[0]):
         state_time[i] += dt

@@ -213,12 +213,12 @@ def _params(v, section: str, fields) -> list:
     return values + [flags]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _at(values, i):
     return values[i] if values.shape[0] > 1 else values[0]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _bodies(velocity, top, top_f32, mover_max32, energy, has_energy, drain, recovery, power,
             hunger, has_hunger, rate, rate_drawn, rate_dt, starving, starve, starve_after,
             stamina, has_stamina, lose, regain, maximum, may_lose, lose_above, regain_below,

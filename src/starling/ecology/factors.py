@@ -202,12 +202,12 @@ def _param(view, section: str, field: str) -> tuple:
     return np.full(1, float(value)), False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _at(values, i):
     return values[i] if values.shape[0] > 1 else values[0]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _fatigue(e, below, below_drawn, minimum, minimum_drawn, i):
     """``fatigue`` of :mod:`.components` for one animal, in NumPy's precision (float32 when the threshold is drawn)."""
     if below_drawn:
@@ -230,7 +230,7 @@ def _fatigue(e, below, below_drawn, minimum, minimum_drawn, i):
     return m64 + (1.0 - m64) * g64
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _speed_factors(energy, has_energy, below, below_drawn, min_speed, min_speed_drawn, min_accel, min_accel_drawn,
                    stamina, has_stamina, pen_below, pen_below_drawn, pen_max, pen_max_drawn,
                    age, has_age, young_below, young, old_above, old_span, age_max, age_max_drawn, mover_max,
@@ -280,7 +280,7 @@ def _speed_factors(energy, has_energy, below, below_drawn, min_speed, min_speed_
         accel_out[i] = accel
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _desire_factors(n, state, by_state, weights, columns, rows, out):
     """Each behaviour row's factor on the desires of animals ``0 .. n - 1``: the state's weight times the drawn ones."""
     for i in range(n):

@@ -311,7 +311,7 @@ class FeedingSystem(System):
 
 # ---------------------------------------------------------------------------- kernels
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _mouth(position, forward, up, ox, oy, oz, i):
     """``p + ox·(up × forward) + oy·up + oz·forward`` as :func:`.components.mouth_positions` sums it:
     float32 terms added to the float64 position in the order z, y, x, then rounded to float32."""
@@ -335,21 +335,21 @@ def _mouth(position, forward, up, ox, oy, oz, i):
     return np.float32(x), np.float32(y), np.float32(z)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _mouths(position, forward, up, ox, oy, oz, mx, my, mz):
     """Every animal's mouth in world coordinates, into the three components."""
     for i in range(position.shape[0]):
         mx[i], my[i], mz[i] = _mouth(position, forward, up, ox, oy, oz, i)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _mouth_points(position, forward, up, ox, oy, oz, out):
     """Every animal's mouth in world coordinates, as (n, 3) points."""
     for i in range(position.shape[0]):
         out[i, 0], out[i, 1], out[i, 2] = _mouth(position, forward, up, ox, oy, oz, i)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _chew(chew, caught, bit, dt):
     """Chewing counts down (float32, never below 0); last step's catch and bite flags are cleared."""
     for i in range(chew.shape[0]):
@@ -359,7 +359,7 @@ def _chew(chew, caught, bit, dt):
         bit[i] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _eligible(chew, hunger, min_hunger, use):
     """``use[i]``: not chewing and at least ``min_hunger`` hungry (float32 comparisons); any eligible."""
     found = False

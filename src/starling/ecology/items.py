@@ -68,7 +68,7 @@ def step_items(pop, ground, water: Optional[float], phys: PhysicsConfig, lo, hi,
     return pop.uid[expired].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _step_items(pos, vel, floats, age, life, ground, wet, water_reach, water, fall, damp, rise, sink, dt,
                 lo_x, lo_z, hi_x, hi_z, expired):
     """One step of ballistics per item (float32 throughout, the world box in float64)."""

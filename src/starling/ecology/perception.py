@@ -26,7 +26,7 @@ from ..steering.queries.neighbors import NeighborQuerySpec, find_neighbors
 BRUTE_MAX_PAIRS = 1 << 16
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _columns(tpos, tx, ty, tz):
     """The targets' coordinates as three contiguous columns (so the distance pass vectorises)."""
     for j in range(tpos.shape[0]):
@@ -35,7 +35,7 @@ def _columns(tpos, tx, ty, tz):
         tz[j] = tpos[j, 2]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _count_nearest(spos, sfwd, tpos, self_index, r2, cos_limit, sees_all, total, nearest, distance, tx, ty, tz, d2):
     """For every animal of ``spos``/``sfwd``: targets it sees (itself excluded), nearest one's index and distance.
 
@@ -81,7 +81,7 @@ def _count_nearest(spos, sfwd, tpos, self_index, r2, cos_limit, sees_all, total,
         distance[i] = best_d
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _nearest_in_reach(points, use, tpos, r2, nearest, distance):
     """For every point with ``use[i]``: the nearest target with squared distance within ``r2`` (all round)."""
     n = points.shape[0]

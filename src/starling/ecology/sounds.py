@@ -61,7 +61,7 @@ def advance(pop, speed: float, dt: float) -> np.ndarray:
     return pop.uid[expired].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _advance(age, radius, reach, lifetime, speed, dt, expired):
     for i in range(age.shape[0]):
         age[i] += dt
@@ -80,14 +80,14 @@ def heard(position: np.ndarray, pop, out=None) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _heard_flag(position, centres, radius, flag):
     """``flag[i]`` = 1.0 where point ``i`` hears a sound, else 0.0."""
     for i in range(position.shape[0]):
         flag[i] = 1.0 if _hears(position, i, centres, radius) else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _hears(position, i, centres, radius):
     px = np.float64(position[i, 0])
     py = np.float64(position[i, 1])
@@ -104,7 +104,7 @@ def _hears(position, i, centres, radius):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _heard(position, centres, radius, out):
     """``out[i]``: point ``i`` lies within a sound's sphere (float64 distances)."""
     for i in range(position.shape[0]):

@@ -45,8 +45,8 @@ from .raycast import PARALLEL_THRESHOLD, chunk_bounds, nearest_one, solids, stac
 # Kernels here never allocate, so they are compiled without Numba's reference counting (``_nrt=False``):
 # otherwise every array handed to an inlined helper is incref'd and decref'd with atomic operations on
 # each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
-_jit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
-_ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
+_jit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, _nrt=False)
+_ijit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
 # kernels called only from kernels: no Python or C entry points (see starling.environment.raycast)
 _hjit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
@@ -166,7 +166,7 @@ def collide_one(geo, px, py, pz, vx, vy, vz, dt, radius, skin, mask, st_n, st_t)
     return px, py, pz, vx, vy, vz, contacts
 
 
-@_hjit
+@_ijit  # small: inlined into the loop (one compilation less); collide_one is a call
 def _collide_into(geo, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c):
     if active.shape[0] > 1 and not active[k]:
         for a in range(3):
@@ -196,7 +196,7 @@ def collide_range(g, lo, hi, pos, vel, dt, radii, skin, mask, active, st_n, st_t
         _collide_into(geo, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", parallel=True)
 def _collide_parallel(g, pos, vel, dt, radii, skin, mask, active, out_p, out_v, out_c):
     n = pos.shape[0]
     n_chunks = (n + _CHUNK - 1) // _CHUNK
@@ -209,7 +209,7 @@ def _collide_parallel(g, pos, vel, dt, radii, skin, mask, active, out_p, out_v, 
                       out_p, out_v, out_c)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _collide_serial(g, pos, vel, dt, radii, skin, mask, active, out_p, out_v, out_c):
     size = 2 * stack_size(g)
     st_n = np.empty(size, np.int32)

@@ -26,8 +26,8 @@ from .primitives import INF, ray_capsule, unit3
 # Kernels here never allocate, so they are compiled without Numba's reference counting (``_nrt=False``):
 # otherwise every array handed to an inlined helper is incref'd and decref'd with atomic operations on
 # each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
-_jit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
-_ajit = njit(cache=True, error_model="numpy", nogil=True)  # the BVH builder allocates
+_jit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, _nrt=False)
+_ajit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True)  # the BVH builder allocates
 
 APPROACH_EPS = 1e-6
 """A sphere overlapping a surface counts as moving into it only when ``dot(direction, normal)`` is below

@@ -64,15 +64,15 @@ _CHUNK = 256
 # Kernels here never allocate, so they are compiled without Numba's reference counting (``_nrt=False``):
 # otherwise every array handed to an inlined helper is incref'd and decref'd with atomic operations on
 # each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
-_jit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
-_ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
+_jit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, _nrt=False)
+_ijit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
 # Kernels called only from other kernels get no Python or C entry points: Numba would otherwise build, for each
 # one, a wrapper that unboxes every array of its arguments (the geometry holds 47), which costs more compile time
 # than the kernel itself. Big helpers are called, not inlined: Numba inlines a function by copying its IR into
 # every caller, which makes the caller's compilation many times slower (cold start, docs/performance.md).
 _hjit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-_pjit = njit(cache=True, error_model="numpy", parallel=True)
-_sjit = njit(cache=True, error_model="numpy")
+_pjit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", parallel=True)
+_sjit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 
 
 @dataclass

@@ -191,7 +191,7 @@ def _file_problems(env, base_dir) -> list:
 
 # ---------------------------------------------------------------------------------------------- kernels
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _surface(wf, wi, poly, x, z):
     best = -np.inf
     for w in range(wf.shape[0]):
@@ -200,7 +200,7 @@ def _surface(wf, wi, poly, x, z):
     return best
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _terrain(ter_h, tf, x, z):
     """Terrain height at ``(x, z)``: nan outside its rectangle, -inf without a terrain."""
     if tf[0] <= 0.0:
@@ -209,7 +209,7 @@ def _terrain(ter_h, tf, x, z):
     return h
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _keep_in_medium(medium, pos, vel, start, radius, offset, ter_h, tf, wf, wi, poly, held):
     """Hold every animal in its medium after collision resolution (see the module); ``held`` counts
     the animals put back where they started the step."""
@@ -264,7 +264,7 @@ def _keep_in_medium(medium, pos, vel, start, radius, offset, ter_h, tf, wf, wi, 
     held[0] += count
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _out_of_medium(medium, pos, tol, ter_h, tf, wf, wi, poly):
     """How many animals are outside their medium (their centre, within ``tol``)."""
     bad = 0

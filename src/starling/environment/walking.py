@@ -78,7 +78,7 @@ class GroundMoverParams(MoverParams):
     ordered = (("min_slope_deg", "max_slope_deg", True),)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _water_surface(wf, wi, poly, x, z):
     """Highest water surface over ``(x, z)``, -inf where there is none."""
     best = _NO_WATER
@@ -88,7 +88,7 @@ def _water_surface(wf, wi, poly, x, z):
     return best
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _grade_factor(sin_beta, lo, hi):
     """1 → 0 uphill and 1 → 2 downhill as the grade goes from ``lo`` to ``hi`` (radians)."""
     beta = math.asin(min(1.0, max(-1.0, sin_beta)))
@@ -97,7 +97,7 @@ def _grade_factor(sin_beta, lo, hi):
     return 1.0 - x if beta > 0.0 else 1.0 + x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _on_plane(x, y, z, nx, ny, nz, keep_length):
     """``v`` projected on the plane with unit normal ``n``; optionally rescaled to ``|v|``."""
     d = x * nx + y * ny + z * nz
@@ -114,7 +114,7 @@ def _on_plane(x, y, z, nx, ny, nz, keep_length):
     return px, py, pz
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _probe_before(position, p, origins, maxd):
     """Down probes from ``step_height`` above the feet to ``snap_distance`` below them."""
     for i in range(position.shape[0]):
@@ -125,7 +125,7 @@ def _probe_before(position, p, origins, maxd):
         maxd[i] = p[r, 8] + p[r, 9]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _walk_range(lo, hi, position, velocity, desired, hit, dist, normal, origins, maxd, wf, wi, poly, p, dt,
                 sscale, ascale, state, wrap, bmin, size):
     """Velocity and position update of animals ``lo``..``hi`` from the first probe; writes the second
@@ -206,7 +206,7 @@ def _walk_range(lo, hi, position, velocity, desired, hit, dist, normal, origins,
         position[i, 2] = z
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _swing(fx, fy, fz, ax, ay, az, bx, by, bz):
     """Rotate ``f`` by the smallest rotation that takes unit ``a`` to unit ``b`` (Rodrigues)."""
     kx = ay * bz - az * by
@@ -223,7 +223,7 @@ def _swing(fx, fy, fz, ax, ay, az, bx, by, bz):
     return fx * c + cx + kx * w, fy * c + cy + ky * w, fz * c + cz + kz * w
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _settle_range(lo, hi, position, velocity, forward, up, hit, dist, normal, origins, wf, wi, poly, p, dt,
                   state):
     """Snap, land or float animals ``lo``..``hi`` after the second probe, then turn them."""
@@ -297,7 +297,7 @@ def _settle_range(lo, hi, position, velocity, forward, up, hit, dist, normal, or
         up[i, 2] = nuz
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, no_cfunc_wrapper=True, parallel=True)
 def _walk_parallel(position, velocity, desired, hit, dist, normal, origins, maxd, wf, wi, poly, p, dt, sscale,
                    ascale, state, wrap, bmin, size):
     n = position.shape[0]
@@ -309,7 +309,7 @@ def _walk_parallel(position, velocity, desired, hit, dist, normal, origins, maxd
                     maxd, wf, wi, poly, p, dt, sscale, ascale, state, wrap, bmin, size)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, no_cfunc_wrapper=True, parallel=True)
 def _settle_parallel(position, velocity, forward, up, hit, dist, normal, origins, wf, wi, poly, p, dt, state):
     n = position.shape[0]
     chunks = 64

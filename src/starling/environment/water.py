@@ -24,8 +24,8 @@ from .primitives import INF
 # Kernels here never allocate, so they are compiled without Numba's reference counting (``_nrt=False``):
 # otherwise every array handed to an inlined helper is incref'd and decref'd with atomic operations on
 # each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
-_jit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
-_ijit = njit(cache=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
+_jit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, _nrt=False)
+_ijit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
 
 KIND_POLYGON = 0
 KIND_CIRCLE = 1

@@ -61,7 +61,7 @@ class PlanarMoverParams(MoverParams):
     kind: Literal["planar"] = "planar"
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def accelerate(vx, vy, vz, dx, dy, dz, max_speed, a_up, a_down, a_lat, drag, dt):
     """One velocity update of the improved constant-acceleration mover.
 
@@ -138,7 +138,7 @@ def _orthonormal_up(ux, uy, uz, fx, fy, fz):
     return 0.0, 1.0, 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size, sscale, ascale):
     """Move animals ``lo``..``hi`` (one call per range: array-passing calls are not free).
 
@@ -192,7 +192,8 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
             gy = p[r, 8] + ly * bank
             gz = lz * bank
             gx, gy, gz = _orthonormal_up(gx, gy, gz, fx, fy, fz)
-            cx, cy, cz = _orthonormal_up(up[i, 0], up[i, 1], up[i, 2], fx, fy, fz)
+            # (float64 here as everywhere: one compilation; the float32 components only ever meet float64 ones)
+            cx, cy, cz = _orthonormal_up(np.float64(up[i, 0]), np.float64(up[i, 1]), np.float64(up[i, 2]), fx, fy, fz)
             ux, uy, uz = slerp_unit(cx, cy, cz, gx, gy, gz, t_bank)
             ux, uy, uz = _orthonormal_up(ux, uy, uz, fx, fy, fz)
         up[i, 0] = ux
@@ -204,7 +205,7 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
                 x = bmin[a] + (x - bmin[a]) % size[a]
             position[i, a] = x
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, no_cfunc_wrapper=True, parallel=True)
 def _move_parallel(planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size, sscale, ascale):
     n = position.shape[0]
     chunks = 64

@@ -45,7 +45,7 @@ _CODES = {"priority_desire": 0, "weighted_mean": 1, "weighted_sum": 2, "first_no
 _DESIRE_EPS = 1e-7
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _fallback_direction(vx, vy, vz, fx, fy, fz):
     """Current heading: the velocity's direction, else the forward vector."""
     ux, uy, uz, length = normalize3(vx, vy, vz)
@@ -54,7 +54,7 @@ def _fallback_direction(vx, vy, vz, fx, fy, fz):
     return fx, fy, fz
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _merge_range(lo, hi, code, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, desired):
     """Merge animals ``lo``..``hi``.
 
@@ -166,7 +166,7 @@ def _merge_range(lo, hi, code, max_desire, direction, ddes, speed, sdes, prio, v
         desired[i, 2] = uz * s
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, no_cfunc_wrapper=True, parallel=True)
 def _merge_parallel(n, code, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, desired):
     chunks = 64
     size = (n + chunks - 1) // chunks

@@ -26,7 +26,7 @@ _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _hash(i, seed):
     """SplitMix64 of a lattice index and a seed → uniform float in [-1, 1)."""
     z = np.uint64(i) * _GOLDEN + np.uint64(seed) * _MIX2 + _GOLDEN
@@ -36,7 +36,7 @@ def _hash(i, seed):
     return float(z >> _S11) * _TO_UNIT * 2.0 - 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def perlin1d(seed, x):
     """Raw 1D gradient noise in [-1, 1], smooth in ``x``, independent per ``seed``.
 
@@ -55,7 +55,7 @@ def perlin1d(seed, x):
     return 2.0 * (a + (b - a) * fade)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _raw_samples(count):
     out = np.empty(count)
     for k in range(count):
@@ -75,7 +75,7 @@ def _quantile_table(size: int = 257) -> np.ndarray:
 QUANTILES = _quantile_table()
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def equalise(r):
     """Map raw noise ``r`` through its CDF (the ``QUANTILES`` table) to uniform [-1, 1].
 
@@ -100,7 +100,7 @@ def equalise(r):
     return -1.0 + 2.0 * (lo + frac) / (table.shape[0] - 1)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def uniform_noise(seed, x):
     """Smooth noise in [-1, 1] with a uniform distribution."""
     return equalise(perlin1d(seed, x))

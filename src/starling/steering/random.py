@@ -37,7 +37,7 @@ _TWO_PI = 2.0 * math.pi
 _DOMAIN = 0x5354524D  # "STRM"
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _round(c0, c1, c2, c3, k0, k1):
     """One Philox S-box round: two 32×32→64 products, their halves crossed and keyed."""
     p0 = _M0 * c0
@@ -45,7 +45,7 @@ def _round(c0, c1, c2, c3, k0, k1):
     return ((p1 >> _S32) ^ c1 ^ k0, p1 & _LO, (p0 >> _S32) ^ c3 ^ k1, p0 & _LO)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def philox4x32(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10 of the counter words ``c0..c3`` under the key words ``k0, k1``.
 
@@ -67,27 +67,27 @@ def philox4x32(c0, c1, c2, c3, k0, k1):
     return c0, c1, c2, c3
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _block(key, uid, step, lane):
     k = np.uint64(key)
     u = np.uint64(uid)
     return philox4x32(np.uint64(lane), np.uint64(step), u & _LO, u >> _S32, k & _LO, k >> _S32)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _unit53(hi, lo):
     """Two 32-bit words → a double in [0, 1) with 53 random bits (every value k·2^-53)."""
     return float(((hi << _S32) | lo) >> _S11) * _TO_UNIT
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def uniform(key, uid, step, lane):
     """A uniform double in [0, 1), 53 random bits, for animal ``uid`` at ``step``, draw ``lane``."""
     w0, w1, _, _ = _block(key, uid, step, lane)
     return _unit53(w0, w1)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def normal(key, uid, step, lane):
     """A standard normal double (Box–Muller on the two 53-bit uniforms of one Philox block).
 
@@ -101,7 +101,7 @@ def normal(key, uid, step, lane):
     return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(_TWO_PI * u2)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def noise_seed(key, uid):
     """A non-negative int64 seed for :mod:`starling.steering.noise`, mixing ``key`` and ``uid``.
 
@@ -112,7 +112,7 @@ def noise_seed(key, uid):
     return np.int64(((w0 << _S32) | w1) >> _S1)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def step_index(time, dt):
     """The clock's step from a kernel's ``time`` and ``dt`` (the clock keeps ``time = step · dt``)."""
     return np.int64(round(time / dt)) if dt > 0.0 else np.int64(0)

@@ -108,7 +108,7 @@ EASING_CODES = {name: code for code, name in enumerate(EASING_NAMES)}
 _UNARY = float64(float64)
 _BINARY = float64(float64, float64)
 _TERNARY = float64(float64, float64, float64)
-_JIT = {"cache": True, "fastmath": False}
+_JIT = {"cache": True, "fastmath": False, "no_cfunc_wrapper": True}
 
 
 def easing_code(name: str) -> int:

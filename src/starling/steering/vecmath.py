@@ -10,17 +10,17 @@ from numba import njit
 EPS = 1e-9
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def dot3(ax, ay, az, bx, by, bz):
     return ax * bx + ay * by + az * bz
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def norm3(x, y, z):
     return math.sqrt(x * x + y * y + z * z)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def normalize3(x, y, z):
     """Unit vector and the original length; (0, 0, 0, 0) for a (near) zero vector."""
     length = math.sqrt(x * x + y * y + z * z)
@@ -30,12 +30,12 @@ def normalize3(x, y, z):
     return x * inv, y * inv, z * inv, length
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def cross3(ax, ay, az, bx, by, bz):
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def angle_between(ax, ay, az, bx, by, bz):
     """Angle in radians between two vectors (0 when either is zero)."""
     la = math.sqrt(ax * ax + ay * ay + az * az)
@@ -50,7 +50,7 @@ def angle_between(ax, ay, az, bx, by, bz):
     return math.acos(c)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def fast_acos(x):
     """arccos with |error| <= 2e-8 rad (Abramowitz & Stegun 4.4.46), about 4x cheaper.
 
@@ -67,7 +67,7 @@ def fast_acos(x):
     return math.pi - r if neg else r
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def slerp_unit(ax, ay, az, bx, by, bz, t):
     """Spherical interpolation between unit vectors a and b by fraction t in [0, 1].
 

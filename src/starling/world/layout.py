@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _cell_order(position, cell):
     n = position.shape[0]
     lo0 = np.inf

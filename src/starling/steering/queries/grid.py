@@ -136,7 +136,7 @@ _REACH_ABS = 2.0**-18
 # ---------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _wrap(offset, length, inverse):
     """Minimum image of one offset component given ``inverse = float32(1) / length``."""
     if length > 0:
@@ -144,7 +144,7 @@ def _wrap(offset, length, inverse):
     return offset
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def wrap_offset(offset, length):
     """Minimum-image version of one offset component (allocation free).
 
@@ -160,7 +160,7 @@ def wrap_offset(offset, length):
     return offset
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def minimum_image(offset, box):
     """Minimum-image copy of a 3-vector offset in a periodic box.
 
@@ -211,13 +211,13 @@ def query_thresholds(max_distance: float, fov_deg: float) -> tuple[np.float32, n
     return np.float32(r2), cos_limit, sees_all
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _fov_threshold(fx, fy, fz, cos_limit):
     """Per-animal field of view threshold ``cos_limit * |forward|`` (0 for a zero forward)."""
     return cos_limit * math.sqrt(fx * fx + fy * fy + fz * fz)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _insert_row(out_index, out_distance, row, count, k, dist, j):
     """Insert candidate ``(dist, j)`` into the sorted top-k ``row``; returns the new count.
 
@@ -258,7 +258,7 @@ def _serial_and_parallel(body, name):
         fn = types.FunctionType(body.__code__, body.__globals__, f"{name}_{suffix}")
         fn.__qualname__ = f"{name}_{suffix}"
         fn.__doc__ = body.__doc__
-        kernels.append(njit(cache=True, parallel=parallel)(fn))
+        kernels.append(njit(cache=True, no_cfunc_wrapper=True, parallel=parallel)(fn))
     return tuple(kernels)
 
 
@@ -271,7 +271,7 @@ def _serial_and_parallel(body, name):
 # ---------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _bbox(pos, out, at):
     """Bounding box of the finite coordinates of ``pos`` into ``out[at:at+6]`` (lo, then hi)."""
     for a in range(3):
@@ -286,7 +286,7 @@ def _bbox(pos, out, at):
                 out[at + 3 + a] = v
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _dense_cells(width, ring, extent):
     """Number of cells (as a float, it may be astronomically large) of a dense grid."""
     cells = 1.0
@@ -298,7 +298,7 @@ def _dense_cells(width, ring, extent):
     return cells
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
     """Choose the grid for targets ``tpos`` queried by ``spos`` at radius ``r``; returns the reach.
 
@@ -413,7 +413,7 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
     return reach
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _axis_cell(v, origin, inv, ring, n):
     """Cell coordinate of coordinate ``v``: wrapped on a ring, clamped otherwise (NaN -> 0)."""
     v = v - origin
@@ -427,13 +427,13 @@ def _axis_cell(v, origin, inv, ring, n):
     return np.int64(0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _hash_bucket(key, mask, shift):
     """Fibonacci hash of a packed cell key into ``[0, mask]``."""
     return ((key * _HASH_MULT) >> shift) & mask
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _axis_range(v, rp, origin, inv, ring, n):
     """Cells of one axis that a sphere of radius ``rp`` around coordinate ``v`` can touch.
 
@@ -469,7 +469,7 @@ def _axis_range(v, rp, origin, inv, ring, n):
     return lo, hi, v, False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _gap(vv, c, origin, width, full):
     """Distance from ``vv`` to the slab of unwrapped cell ``c`` (0 inside it, or for a full ring).
 
@@ -480,7 +480,7 @@ def _gap(vv, c, origin, width, full):
     return 0.0 if full else g
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _wrap_cell(c, n):
     """Unwrapped ring index (at most one period outside) to ``0..n-1``, without a division."""
     if c < 0:
@@ -844,7 +844,7 @@ def _query_body(
 _query_serial, _query_parallel = _serial_and_parallel(_query_body, "_query")
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, no_cfunc_wrapper=True, parallel=True)
 def _scatter_rows(sorder, src_index, src_distance, src_count, src_overflow,
                   out_index, out_distance, out_count, out_overflow):
     """Move rows written in query (cell) order to their animals' rows."""

@@ -16,7 +16,7 @@ from numba import njit, prange
 from ..vecmath import fast_acos
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _geometry_range(lo, hi, position, forward, target, index, count, box, direction, distance, angle):
     b0 = box[0]
     b1 = box[1]
@@ -65,7 +65,7 @@ def _geometry_range(lo, hi, position, forward, target, index, count, box, direct
             angle[i, q] = fast_acos(ux * fx + uy * fy + uz * fz) if fl > 1e-9 else 0.0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, no_cfunc_wrapper=True, parallel=True)
 def _geometry_parallel(position, forward, target, index, count, box, direction, distance, angle):
     n = position.shape[0]
     chunks = 64

@@ -163,7 +163,7 @@ def rotate_pattern_to_axis(pattern: np.ndarray, axis: np.ndarray) -> np.ndarray:
     return pattern @ rot.T
 
 
-@njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, _nrt=False)
 def _frame(fx, fy, fz, ux, uy, uz, mode):
     """Orthonormal ``(lateral, up, forward)`` of an animal (see the module docstring)."""
     if mode == MODE_YAW:
@@ -193,7 +193,7 @@ def _frame(fx, fy, fz, ux, uy, uz, mode):
     return lx, ly, lz, vx, vy, vz, fx, fy, fz
 
 
-@njit(cache=True, error_model="numpy", nogil=True, _nrt=False)
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, _nrt=False)
 def _fill(k, pos, fwd, up, pattern, offset, mode, out_o, out_d):
     count = pattern.shape[0]
     k = np.int64(k)
@@ -221,13 +221,13 @@ def _fill(k, pos, fwd, up, pattern, offset, mode, out_o, out_d):
             out_d[row, 2] = px * lz + py * vz + pz * fz
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", parallel=True)
 def _rays_parallel(pos, fwd, up, pattern, offset, mode, out_o, out_d):
     for k in prange(pos.shape[0]):
         _fill(k, pos, fwd, up, pattern, offset, mode, out_o, out_d)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _rays_serial(pos, fwd, up, pattern, offset, mode, out_o, out_d):
     for k in range(pos.shape[0]):
         _fill(k, pos, fwd, up, pattern, offset, mode, out_o, out_d)

@@ -28,7 +28,7 @@ from .grid import _insert_row
 SMALL_MAX_PAIRS = 1 << 16
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, k, out_index, out_distance, out_count,
                 out_overflow, tx, ty, tz, dist, ok):
     """Fill the (n, k) rows of ``out_*`` for animals ``spos``/``sfwd`` and targets ``tpos`` ((m, 3) float32).
