@@ -76,6 +76,9 @@ class BehaviorSlot:
     # the named tuple types its kernel receives: core arrays plus the declared components
     self_type: Any = None
     target_type: Any = None
+    # argument tuples kept between steps while what they were built from is unchanged
+    _params_cache: Any = field(default=None, repr=False, compare=False)
+    _targets_cache: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         self.self_type = agent_tuple_type(self.spec.components)
@@ -89,7 +92,21 @@ class BehaviorSlot:
         """The kernel's parameter tuple for this step (per-animal arrays where drawn)."""
         if not self.varied:
             return self.kernel_params
-        return self.kernel_params._replace(**{f: pop.component(c) for f, c in self.varied})
+        cached = self._params_cache
+        if cached is not None and cached[0] is pop and cached[1] == pop.layout:
+            return cached[2]
+        params = self.kernel_params._replace(**{f: pop.component(c) for f, c in self.varied})
+        self._params_cache = (pop, pop.layout, params)
+        return params
+
+    def targets_from(self, others):
+        """The declared part of ``others`` (a view of the targets), kept while ``others`` is the same view."""
+        cached = self._targets_cache
+        if cached is not None and cached[0] is others:
+            return cached[1]
+        targets = self.target_type(*(getattr(others, f) for f in self.target_type._fields))
+        self._targets_cache = (others, targets)
+        return targets
 
 
 @dataclass
@@ -292,8 +309,7 @@ class SpeciesPipeline:
         for group in self.groups:
             others, nbrs = self._query(world, pop, group, box, record)
             for slot in group.behaviors:
-                targets = slot.target_type(*(getattr(others, f) for f in slot.target_type._fields))
-                self._run(slot, n, parallel, (own(slot), targets, nbrs, slot.params_for(pop), time, dt))
+                self._run(slot, n, parallel, (own(slot), slot.targets_from(others), nbrs, slot.params_for(pop), time, dt))
         for group in self.ray_groups:
             hits = self._cast(pop, group, parallel)
             for slot in group.behaviors:

@@ -61,13 +61,29 @@ class VelocityResults:
         self.speed_desire = np.zeros((m, capacity), np.float32)
         self.priority = np.zeros((m, capacity), np.int16)
         self.capacity = capacity
+        self._views: dict[tuple[int, int], ResultView] = {}  # (behaviour, n) -> view, until reallocated
 
     def ensure(self, n: int) -> None:
         """Make room for ``n`` animals; grows geometrically so steps never reallocate."""
         if n > self.capacity:
             self._allocate(max(n, int(self.capacity * 1.5) + 1))
 
+    def __getstate__(self) -> dict:
+        # cached views would unpickle as copies, no longer looking at the arrays
+        state = self.__dict__.copy()
+        state["_views"] = {}
+        return state
+
     def view(self, j: int, n: int) -> ResultView:
+        """Behaviour ``j``'s rows for the first ``n`` animals (kept: a step builds no new views)."""
+        view = self._views.get((j, n))
+        if view is None:
+            if len(self._views) > 4 * self.behaviours:  # counts come and go: keep recent ones only
+                self._views.clear()
+            view = self._views[(j, n)] = self._view(j, n)
+        return view
+
+    def _view(self, j: int, n: int) -> ResultView:
         return ResultView(
             self.direction[j, :n],
             self.direction_desire[j, :n],

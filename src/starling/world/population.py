@@ -49,6 +49,9 @@ class Population:
         # components each newcomer draws for itself (individual variation): name -> draw(k)
         self._draws: dict[str, Callable[[int], np.ndarray]] = {}
         self._buffers: dict[str, np.ndarray] = {}
+        # kernel views of the live rows, rebuilt only when they change (see :attr:`layout`)
+        self._version = 0
+        self._views: dict[type, tuple] = {}
         self._allocate(max(int(capacity), 16))
         self._agent_type = agent_tuple_type(self._component_defaults)
 
@@ -75,6 +78,28 @@ class Population:
             new[name] = buf
         self._buffers = new
         self.capacity = capacity
+        self._storage_changed()
+
+    def _storage_changed(self) -> None:
+        """A buffer was replaced: every view handed out so far looks at old memory."""
+        self._version += 1
+        self._views.clear()
+
+    def __getstate__(self) -> dict:
+        # cached views would unpickle as copies, no longer looking at the buffers
+        state = self.__dict__.copy()
+        state["_views"] = {}
+        return state
+
+    @property
+    def layout(self) -> tuple[int, int]:
+        """Changes exactly when the live-row views change (the count, or a buffer replaced).
+
+        Arrays are only ever rewritten in place otherwise, so a view (or anything built from
+        views, such as a kernel's argument tuple) taken under one layout stays valid for as
+        long as the layout is the same: callers may keep it instead of slicing every step.
+        """
+        return self.n, self._version
 
     def _ensure(self, n: int) -> None:
         if n > self.capacity:
@@ -126,6 +151,7 @@ class Population:
             self._component_types[name] = (shape, dtype)
         self._buffers[name] = np.full((self.capacity,) + shape, default, dtype=dtype)
         self._agent_type = agent_tuple_type(self._component_defaults)
+        self._storage_changed()
 
     def component_spec(self, name: str) -> ComponentSpec:
         """The type of component ``name`` as a spec."""
@@ -158,8 +184,13 @@ class Population:
         """The live rows of the fields of ``tuple_type`` (an :func:`agent_tuple_type`): what a kernel
         that declared those components receives."""
         n = self.n
+        cached = self._views.get(tuple_type)
+        if cached is not None and cached[0] == n:
+            return cached[1]
         b = self._buffers
-        return tuple_type(*(b[f][:n] for f in tuple_type._fields))
+        view = tuple_type(*(b[f][:n] for f in tuple_type._fields))
+        self._views[tuple_type] = (n, view)
+        return view
 
     def agents(self):
         """The kernel view: a named tuple of the live rows of every array."""
