@@ -113,9 +113,18 @@ def test_fish_are_seen_through_the_water_and_the_ecology_is_drawn(page):
     page.mouse.click(spot["x"] + 40, spot["y"])
     page.keyboard.up("Alt")
     page.wait_for_function("() => window.__starling.state().acks.some(a => a.action === 'throw_apple')", timeout=10_000)
+    # one sound at the muzzle, and one where the bullet stopped if it stopped anywhere
+    shot = next(a for a in page.evaluate("() => window.__starling.state().acks") if a["action"] == "fire")
+    sounds = 1 + (shot["result"]["impact"] is not None)
     page.evaluate("() => window.__starling.send({type: 'step', n: 3})")
-    page.wait_for_function(
-        "() => { const e = window.__starling.state().entities; return e.sound === 2 && e.apple >= 1; }", timeout=60_000)
+    try:
+        page.wait_for_function(
+            f"() => {{ const e = window.__starling.state().entities; return e.sound === {sounds} && e.apple >= 1; }}",
+            timeout=60_000)
+    except Exception:
+        state = _state(page)
+        raise AssertionError(f"expected {sounds} sounds and an apple after the shot {shot['result']} "
+                             f"(step {state['step']}, entities {state['entities']})") from None
 
     page.evaluate("() => window.__starling.send({type: 'scenario', name: 'flock', seed: 1})")
     page.wait_for_function("() => window.__starling.state().scenario === 'flock'", timeout=60_000)
