@@ -28,6 +28,7 @@ from .systems import ComponentSpec, check_access
 from .world import Population, World
 from .observe import Observer, StepView
 from .world.layout import spatial_order
+from .world.spawn import SpawnError, spawn_headings, spawn_positions
 
 #: large populations are re-sorted into grid-cell order this often (steps)
 REORDER_EVERY = 16
@@ -203,20 +204,13 @@ class Simulation:
         """``n`` newcomers by the species' spawn rules (its own seeded stream)."""
         rng = self.world.species_rng(index)
         s = sp.spawn
-        center = np.asarray(s.center, np.float64)
-        if s.shape == "box":
-            pos = center + (rng.random((n, 3)) - 0.5) * np.asarray(s.size)
-        else:
-            d = rng.normal(size=(n, 3))
-            d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-12)
-            pos = center + d * s.radius * rng.random((n, 1)) ** (1.0 / 3.0)
-        flat = planar or s.planar
-        if planar:
-            pos[:, 1] = center[1]
-        heading = rng.normal(size=(n, 3))
-        if flat:
-            heading[:, 1] = 0.0
-        heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-12)
+        try:
+            pos = spawn_positions(rng, n, shape=s.shape, center=s.center, size=s.size, radius=s.radius,
+                                  planar=planar, min_spacing=s.min_spacing)
+        except SpawnError as e:
+            raise ConfigError([Problem(f"species.{sp.name}.spawn.min_spacing", str(e))]) from None
+        heading = spawn_headings(rng, n, flat=planar or s.planar, direction=s.direction,
+                                 spread_deg=s.direction_spread_deg)
         speed = rng.uniform(s.speed[0], s.speed[1], size=(n, 1))
         vel = heading * speed
         pop.append(self.world.new_uids(n), pos.astype(np.float32), vel.astype(np.float32),

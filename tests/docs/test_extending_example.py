@@ -31,12 +31,12 @@ def test_the_new_behaviour_is_registered_and_in_the_schema(example):
 
 
 def test_the_new_behaviour_empties_the_zone(example, tmp_path):
-    # replace wandering (the 4th simple behaviour) by a strong zone around the flock's centre
+    # replace wandering (the 4th simple behaviour) by a strong zone around where the flock starts
     overrides = [
-        'species.bird.behaviors.3={kind = "avoid_zone", priority = 6, weight_direction = 1.0, center = [0.0, 45.0, 0.0], radius = 14.0}',
+        'species.bird.behaviors.3={kind = "avoid_zone", priority = 6, weight_direction = 1.0, center = [0.0, 45.0, -30.0], radius = 14.0}',
     ]
     sim = starling.load_scenario("flock", overrides=overrides)
-    centre = np.array([0, 45, 0])
+    centre = np.array(sim.scenario.species[0].spawn.center)
     start = np.sum(np.linalg.norm(sim.population("bird").position - centre, axis=1) < 8)
     sim.step(150)
     end = np.sum(np.linalg.norm(sim.population("bird").position - centre, axis=1) < 8)

@@ -52,6 +52,9 @@ class SpawnConfig(StrictModel):
     radius: float = Field(20.0, gt=0, description="Sphere radius, m.")
     speed: tuple[float, float] = Field((1.0, 3.0), description="Initial speed range, m/s.")
     planar: bool = Field(False, description="Start with horizontal velocities (walkers, 2D).")
+    min_spacing: float = Field(0.0, ge=0, description="No two animals spawned together start closer than this, m, where the region has room (0: anywhere).")
+    direction: Optional[Vec3] = Field(None, description="Common initial heading (default: every direction).")
+    direction_spread_deg: float = Field(30.0, ge=0, le=180, description="Headings lie within this angle of `direction`, degrees.")
 
     @field_validator("size")
     @classmethod
@@ -65,6 +68,13 @@ class SpawnConfig(StrictModel):
     def _speed_range(cls, v):
         if v[0] < 0 or v[1] < v[0]:
             raise ValueError("must be [min, max] with 0 <= min <= max")
+        return v
+
+    @field_validator("direction")
+    @classmethod
+    def _direction_nonzero(cls, v):
+        if v is not None and sum(c * c for c in v) < 1e-18:
+            raise ValueError("must be a non-zero vector")
         return v
 
 
