@@ -280,7 +280,7 @@ def bench(
     sizes: Optional[str] = typer.Option(None, "--sizes", help="Animal counts, comma-separated (default "
                                         "1000,10000,100000; with --scenario: the largest species' counts)."),
     query: Optional[str] = typer.Option(None, "--query", help="Neighbour search: a registered method (built in: "
-                                        "grid, kdtree, brute); with --scenario it replaces every group's."),
+                                        "grid, kdtree, brute, all_pairs); with --scenario it replaces every group's."),
     density: float = typer.Option(0.01, "--density", min=1e-9, help="Animals per m³."),
     radius: float = typer.Option(5.0, "--radius", min=1e-6, help="Vision radius, m."),
     k: int = typer.Option(5, "--k", min=1, max=256, help="Neighbours per animal."),

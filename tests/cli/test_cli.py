@@ -104,7 +104,7 @@ def test_the_fish_tank_is_listed():
     assert listing.exit_code == 0 and "fish_tank" in listing.output
 
 
-@pytest.mark.parametrize("query", ["brute", "grid"])
+@pytest.mark.parametrize("query", ["brute", "grid", "all_pairs"])
 def test_bench_scenario_sizes_times_each_size_with_the_chosen_query(query):
     result = runner.invoke(app, ["bench", "--scenario", "fish_tank", "--query", query, "--sizes", "40,80",
                                  "--budget", "0.1", "--steps", "8", "--json"])

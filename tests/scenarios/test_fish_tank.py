@@ -50,7 +50,7 @@ def test_two_thousand_steps_stay_healthy_and_inside_the_tank():
     np.testing.assert_array_equal(pop.position[:pop.n, 1], start_y)
 
 
-def test_grid_and_brute_force_queries_give_the_same_trajectory():
+def test_grid_brute_force_and_all_pairs_queries_give_the_same_trajectory():
     # 300 fish: 90,000 pairs, above the all-pairs shortcut of the grid method, so the grid is built
     def run(method):
         sim = starling.load_scenario("fish_tank", seed=5, record_debug=False, overrides=(
@@ -61,9 +61,10 @@ def test_grid_and_brute_force_queries_give_the_same_trajectory():
         return pop.position[:pop.n].copy(), pop.velocity[:pop.n].copy()
 
     pg, vg = run("grid")
-    pb, vb = run("brute")
-    np.testing.assert_array_equal(pg, pb)
-    np.testing.assert_array_equal(vg, vb)
+    for method in ("brute", "all_pairs"):
+        pb, vb = run(method)
+        np.testing.assert_array_equal(pg, pb, err_msg=method)
+        np.testing.assert_array_equal(vg, vb, err_msg=method)
 
 
 def test_the_school_stays_healthy_with_vertical_motion_allowed():
