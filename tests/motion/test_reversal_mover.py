@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from starling.motion.reversal import ReversalMoverParams
 from starling.steering.registry import get_mover
@@ -137,3 +139,37 @@ def test_the_same_motion_within_two_percent_at_30_and_240_steps_per_second():
 def test_the_tank_must_have_volume():
     with pytest.raises(ValueError, match="bounds_max.y"):
         ReversalMoverParams(kind="reversal", bounds_min=(0, 5, 0), bounds_max=(1, 5, 1))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.tuples(st.floats(-1, 1), st.floats(0, 10), st.floats(-1, 1)),
+    st.tuples(*[st.floats(-8, 8)] * 3),
+    st.tuples(*[st.floats(-50, 50)] * 3),
+    st.sampled_from([1 / 240, 1 / 60, 1 / 30, 0.1]),
+    st.booleans(),
+)
+def test_a_fish_stays_in_the_tank_within_its_limits(p, v, a, dt, lock):
+    """Whatever it starts with (inside the tank, at most max_speed), after a step the fish is
+    inside, finite, at most max_speed, and its velocity changed by at most max_acceleration · dt
+    apart from the reversed components."""
+    m = mover(max_speed=8.0 * math.sqrt(3), max_acceleration=5.0, lock_vertical=lock)
+    p1, v1, f1, up1 = step(m, p, v, a, dt=dt)
+    assert np.isfinite(np.concatenate([p1, v1, f1, up1])).all()
+    assert (p1 >= [-1, 0, -1]).all() and (p1 <= [1, 10, 1]).all()
+    assert np.linalg.norm(v1) <= 8.0 * math.sqrt(3) * (1 + 1e-5)
+    # the velocity before the walls, restated: a clamped, y dropped if locked, v + a dt clamped
+    v0 = np.asarray(v, np.float64)
+    acc = np.asarray(a, np.float64)
+    if np.linalg.norm(acc) > 5.0:
+        acc *= 5.0 / np.linalg.norm(acc)
+    if lock:
+        acc[1] = 0.0
+    pre = v0 + acc * dt
+    if np.linalg.norm(pre) > 8.0 * math.sqrt(3):
+        pre *= 8.0 * math.sqrt(3) / np.linalg.norm(pre)
+    # the walls only ever turn components around; the change before them is at most max_acceleration · dt
+    np.testing.assert_allclose(np.abs(v1), np.abs(pre), atol=1e-4)
+    assert np.linalg.norm(pre - v0) <= 5.0 * dt * (1 + 1e-6) + 1e-9
+    if lock:  # no vertical acceleration: the vertical speed can only shrink (the speed clamp scales it)
+        assert abs(v1[1]) <= abs(v0[1]) + 1e-5
