@@ -12,6 +12,12 @@ Three measurements on the same scenario, each after a warm-up:
   movers, the command buffer), the Python side of the ledger;
 * **reconfigure**: ``sim.reconfigure`` with one behaviour parameter changed, the cost
   of a live edit (what the editor pays per change).
+
+With ``--sizes`` (:func:`bench_scenario_sizes`) the scenario's largest species is set to
+each count in turn (everything else as the scenario says, the world included) and only
+the step is timed, each size for a time budget; ``--query`` names the neighbour search of
+every group (``brute`` against ``grid`` shows seed 002's O(N²) curve, its Table 1, beside
+the grid's).
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ from contextlib import contextmanager
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
+from .config import load_scenario_config
 from .simulation import Simulation, load_scenario
 
 _clock = time.perf_counter
@@ -150,3 +157,58 @@ def _reconfigure_ms(sim: Simulation, repeats: int = 7) -> dict | None:
         sim.reconfigure(edited)
         times.append(_clock() - t0)
     return {"species": sp["name"], "animals": int(sim.population(sp["name"]).n), **_ms(times)}
+
+
+def scenario_overrides(name: str, *, count: int | None = None, query: str | None = None,
+                       overrides: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """``--set`` paths that give the scenario's largest species ``count`` animals and every
+    neighbour group of every species the search method ``query`` (None: leave it)."""
+    config = load_scenario_config(name, overrides)
+    extra = []
+    if count is not None:
+        biggest = max(config.species, key=lambda sp: sp.count)
+        extra.append(f"species.{biggest.name}.count={int(count)}")
+    if query is not None:
+        for sp in config.species:
+            extra += [f"species.{sp.name}.groups.{g}.query.method={query}" for g in range(len(sp.groups))]
+    return tuple(overrides) + tuple(extra)
+
+
+def bench_scenario_sizes(name: str, sizes: list[int], *, query: str | None = None, steps: int = 300,
+                         budget_s: float = 3.0, warmup: int = 3, seed: int = 0,
+                         overrides: tuple[str, ...] = ()) -> dict:
+    """Step medians of a scenario at each size of its largest species (see the module).
+
+    Per size: ``warmup`` steps (compilation, caches), then steps timed one by one until
+    ``budget_s`` seconds or ``steps`` steps have passed (at least 5 steps). Each result also
+    says the largest neighbour count and overflow seen in its last step, so a table cut at
+    its capacity ``k`` (a denser world than the scenario was tuned for) is never silent.
+    """
+    import numba
+
+    results = []
+    species = None
+    for n in sizes:
+        sim = load_scenario(name, seed=seed, overrides=scenario_overrides(name, count=n, query=query,
+                                                                          overrides=overrides),
+                            record_debug=False)
+        species = max(sim.scenario.species, key=lambda sp: sp.count).name
+        sim.step(warmup)
+        times: list[float] = []
+        started = _clock()
+        while len(times) < 5 or (len(times) < steps and _clock() - started < budget_s):
+            t0 = _clock()
+            sim.step()
+            times.append(_clock() - t0)
+        groups = [g for p in sim.pipelines for g in p.groups if g.neighbors is not None and g.neighbors.n]
+        results.append({
+            "n": int(n),
+            "animals": {s: int(p.n) for s, p in sim.world.populations.items()},
+            "step_ms": _ms(times),
+            "pairs": int(n) * int(n),
+            "max_neighbors": max((int(g.neighbors.count.max()) for g in groups), default=0),
+            "overflow": max((int(g.neighbors.overflow.max()) for g in groups), default=0),
+        })
+    methods = sorted({g.query.method for p in sim.pipelines for g in p.groups}) if sizes else []
+    return {"scenario": name, "species": species, "query": query or ",".join(methods),
+            "threads": numba.get_num_threads(), "results": results}

@@ -277,8 +277,10 @@ def _float_list(text: str, name: str) -> list[float]:
 
 @app.command()
 def bench(
-    sizes: str = typer.Option("1000,10000,100000", "--sizes", help="Animal counts, comma-separated."),
-    query: str = typer.Option("grid", "--query", help="Neighbour search: grid or kdtree."),
+    sizes: Optional[str] = typer.Option(None, "--sizes", help="Animal counts, comma-separated (default "
+                                        "1000,10000,100000; with --scenario: the largest species' counts)."),
+    query: Optional[str] = typer.Option(None, "--query", help="Neighbour search: a registered method (built in: "
+                                        "grid, kdtree, brute, all_pairs); with --scenario it replaces every group's."),
     density: float = typer.Option(0.01, "--density", min=1e-9, help="Animals per m³."),
     radius: float = typer.Option(5.0, "--radius", min=1e-6, help="Vision radius, m."),
     k: int = typer.Option(5, "--k", min=1, max=256, help="Neighbours per animal."),
@@ -303,11 +305,38 @@ def bench(
     from .bench import bench_rays, bench_size
 
     _load_plugins(plugin)
-    if scenario is not None:
-        from .bench_scenario import bench_named_scenario
+    if query is not None:
+        from .steering import registry
 
+        methods = sorted(q.name for q in registry.queries())
+        if query not in methods:
+            _fail(f"--query: expected one of {', '.join(methods)}, got {query!r}")
+    if scenario is not None:
+        from .bench_scenario import bench_named_scenario, bench_scenario_sizes, scenario_overrides
+
+        if sizes is not None:
+            ns = _int_list(sizes, "--sizes")
+            try:
+                r = bench_scenario_sizes(scenario, ns, query=query, steps=steps, budget_s=budget,
+                                         overrides=tuple(set_))
+            except ConfigError as e:
+                _config_fail(e)
+            if as_json:
+                sys.stdout.write(json.dumps(r) + "\n")
+                return
+            out.print(f"{r['scenario']}: {r['species']} at each size, query {r['query']}, "
+                      f"{r['threads']} threads", highlight=False)
+            table = Table("n", "step median ms", "step p95 ms", "steps", "pairs (n²)", "most neighbours",
+                          "overflow", box=None)
+            for x in r["results"]:
+                table.add_row(str(x["n"]), f"{x['step_ms']['median']:.3f}", f"{x['step_ms']['p95']:.3f}",
+                              str(x["step_ms"]["samples"]), f"{x['pairs']:,}", str(x["max_neighbors"]),
+                              str(x["overflow"]))
+            out.print(table)
+            return
         try:
-            r = bench_named_scenario(scenario, steps=steps, overrides=tuple(set_))
+            extra = scenario_overrides(scenario, query=query, overrides=tuple(set_))
+            r = bench_named_scenario(scenario, steps=steps, overrides=extra)
         except ConfigError as e:
             _config_fail(e)
         if as_json:
@@ -341,9 +370,8 @@ def bench(
                       f"{r['serial_rays_per_cpu_s']:,}", str(r["threads"]))
         out.print(table)
         return
-    if query not in ("grid", "kdtree"):
-        _fail(f"--query: expected grid or kdtree, got {query!r}")
-    ns = _int_list(sizes, "--sizes")
+    query = query or "grid"
+    ns = _int_list(sizes or "1000,10000,100000", "--sizes")
     runs = []
     if density_sweep:
         for rho in _float_list(density_sweep, "--density-sweep"):

@@ -97,3 +97,45 @@ def test_kernel_clock_counts_only_outermost_kernel_calls():
     with kernel_clock() as clock:
         pass
     assert clock.calls == 0
+
+
+def test_the_fish_tank_is_listed():
+    listing = runner.invoke(app, ["scenarios"])
+    assert listing.exit_code == 0 and "fish_tank" in listing.output
+
+
+@pytest.mark.parametrize("query", ["brute", "grid", "all_pairs"])
+def test_bench_scenario_sizes_times_each_size_with_the_chosen_query(query):
+    result = runner.invoke(app, ["bench", "--scenario", "fish_tank", "--query", query, "--sizes", "40,80",
+                                 "--budget", "0.1", "--steps", "8", "--json"])
+    assert result.exit_code == 0, result.output
+    r = json.loads(result.stdout.strip().splitlines()[-1])
+    assert r["scenario"] == "fish_tank" and r["species"] == "fish" and r["query"] == query
+    assert [x["n"] for x in r["results"]] == [40, 80]
+    for x in r["results"]:
+        assert x["animals"] == {"fish": x["n"]} and x["pairs"] == x["n"] ** 2
+        assert 5 <= x["step_ms"]["samples"] <= 8 and x["step_ms"]["median"] > 0
+        assert x["overflow"] == 0
+    table = runner.invoke(app, ["bench", "--scenario", "fish_tank", "--query", query, "--sizes", "40",
+                                "--budget", "0.1", "--steps", "5"])
+    assert table.exit_code == 0, table.output
+    assert "step median ms" in table.output and f"query {query}" in table.output
+
+
+@pytest.mark.parametrize("args,named", [
+    (["--query", "quadtree", "--sizes", "40"], "--query"),
+    (["--sizes", "forty"], "--sizes"),
+    (["--sizes", "0,40"], "--sizes"),
+])
+def test_bench_scenario_rejects_a_bad_argument_by_name(args, named):
+    result = runner.invoke(app, ["bench", "--scenario", "fish_tank", *args])
+    assert result.exit_code == 2
+    assert named in result.output and "Traceback" not in result.output
+
+
+def test_bench_scenario_with_a_query_but_no_sizes_profiles_the_scenario_with_that_query():
+    result = runner.invoke(app, ["bench", "--scenario", "fish_tank", "--query", "brute", "--steps", "3",
+                                 "--set", "species.fish.count=60", "--json"])
+    assert result.exit_code == 0, result.output
+    r = json.loads(result.stdout.strip().splitlines()[-1])
+    assert r["scenario"] == "fish_tank" and r["animals"] == {"fish": 60} and r["step_ms"]["samples"] == 3

@@ -96,7 +96,7 @@ class QueryConfig(StrictModel):
     k: int = Field(5, ge=1, le=256, description="Most neighbours kept (topological distance).")
     fov_deg: float = Field(270.0, gt=0, le=360, description="Field of view around forward, degrees.")
     mode: Literal["knn", "all_in_radius"] = "knn"
-    method: str = Field("grid", description="Neighbour search: a registered query method (built in: grid, kdtree, brute).")
+    method: str = Field("grid", description="Neighbour search: a registered query method (built in: grid, kdtree, brute, all_pairs).")
 
     @field_validator("method")
     @classmethod

@@ -19,6 +19,12 @@ current speed: a merger never produces NaN.
   ``direction * desire * speed`` vectors, with no normalisation.
 * ``first_non_zero``: Reynolds' priority arbitration (4.3.1, seed 003): the highest
   priority level with a non-zero direction desire decides alone.
+* ``acceleration_sum``: the Intel/Unreal fish school (seed 002): every result is a
+  steering acceleration ``acceleration * direction_desire * direction`` and they add
+  up (priorities and speeds ignored). A merger hands on a desired velocity, so the
+  sum ``a`` is handed on as ``velocity + a * STEERING_HORIZON`` (the velocity one
+  second of ``a`` would give); a mover that works in accelerations (``reversal``)
+  reads ``a = (desired - velocity) / STEERING_HORIZON`` back.
 """
 from __future__ import annotations
 
@@ -236,6 +242,61 @@ class FirstNonZeroParams(MergerParams):
     """Reynolds' priority arbitration (4.3.1, seed 003): the highest priority with an opinion decides alone."""
 
     kind: Literal["first_non_zero"] = "first_non_zero"
+
+
+#: seconds of steering acceleration carried in a desired velocity (``acceleration_sum`` → ``reversal``)
+STEERING_HORIZON = 1.0
+
+
+class AccelerationSumParams(MergerParams):
+    """Seed 002's sum of weighted steering vectors: acceleration × Σ desire·direction, added to the velocity."""
+
+    kind: Literal["acceleration_sum"] = "acceleration_sum"
+    acceleration: float = Field(10.0, gt=0, description="m/s² of a result with desire 1: the seed's weight k "
+                                "of a behaviour is this times its weight_direction.")
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _acceleration_sum_range(lo, hi, gain, direction, ddes, velocity, desired):
+    m = ddes.shape[0]
+    for i in range(lo, hi):
+        ax = 0.0
+        ay = 0.0
+        az = 0.0
+        for j in range(m):
+            d = ddes[j, i]
+            ax += direction[j, i, 0] * d
+            ay += direction[j, i, 1] * d
+            az += direction[j, i, 2] * d
+        desired[i, 0] = velocity[i, 0] + gain * ax * STEERING_HORIZON
+        desired[i, 1] = velocity[i, 1] + gain * ay * STEERING_HORIZON
+        desired[i, 2] = velocity[i, 2] + gain * az * STEERING_HORIZON
+
+
+@njit(cache=True, no_cfunc_wrapper=True, parallel=True)
+def _acceleration_sum_parallel(n, gain, direction, ddes, velocity, desired):
+    chunks = 64
+    size = (n + chunks - 1) // chunks
+    for c in prange(chunks):
+        lo = np.int64(c) * size
+        _acceleration_sum_range(lo, min(n, lo + size), gain, direction, ddes, velocity, desired)
+
+
+@merger("acceleration_sum", params=AccelerationSumParams, accepts=("velocity",))
+def acceleration_sum(stacked, velocity, forward, desired, p, parallel):
+    """Seed 002: a = acceleration · Σ direction_desire · direction; desired = velocity + a · 1 s."""
+    direction, ddes = stacked[0], stacked[1]
+    n = ddes.shape[1]
+    if n == 0:
+        return
+    if ddes.shape[0] == 0:
+        desired[:n] = velocity[:n]
+        return
+    args = (float(p.acceleration), _whole(direction), _whole(ddes), velocity, desired)
+    if parallel:
+        _acceleration_sum_parallel(n, *args)
+    else:
+        _acceleration_sum_range(0, n, *args)
 
 
 def _register(name: str, params: type) -> None:

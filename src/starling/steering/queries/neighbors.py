@@ -30,6 +30,10 @@ Three methods compute the same table bit for bit:
 * ``"kdtree"``: ``scipy.spatial.cKDTree`` candidates, then the same compiled
   selection; the alternative method of thesis 5.3.3 and a second oracle.
 * ``"brute"``: O(n m) NumPy restatement of the contract; the test oracle.
+* ``"all_pairs"``: O(n m) too, compiled: the grid's small-query kernel (``small.py``)
+  at any size, serial, every animal against every target like seed 002's loops. It
+  shows what an all-pairs search costs as a school grows (``starling bench --scenario
+  fish_tank --query all_pairs``); a wrapping world goes to ``"brute"`` (minimum image).
 
 Example::
 
@@ -66,7 +70,7 @@ __all__ = [
     "wrap_offset",
 ]
 
-METHODS = ("grid", "kdtree", "brute")
+METHODS = ("grid", "kdtree", "brute", "all_pairs")
 MODES = ("knn", "all_in_radius")
 
 
@@ -85,7 +89,7 @@ class NeighborQuerySpec:
     the most relevant), and ``overflow > 0`` then signals that the cap was too
     small.  Both modes report ``overflow`` and compute identical tables; the mode
     records intent for the behaviours and tools that read the table.
-    ``method``: ``"grid"`` | ``"kdtree"`` | ``"brute"``; same results, different
+    ``method``: ``"grid"`` | ``"kdtree"`` | ``"brute"`` | ``"all_pairs"``; same results, different
     cost (see the module docstring).
     """
 
@@ -385,3 +389,22 @@ def _brute_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
     """Every pair: the reference the others are tested against."""
     brute.query(spos, sfwd, tpos, spec.max_distance, spec.fov_deg, spec.k, box32, exclude_self,
                 out.index, out.distance, out.count, out.overflow)
+
+
+@registry.neighbor_query("all_pairs")
+def _all_pairs_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
+    """Every pair, compiled and serial (seed 002's all-pairs loop): the grid's table at O(n m).
+
+    The grid's small-query kernel without its size limit; a wrapping world goes to the
+    brute-force oracle, which applies the minimum image.
+    """
+    if box32 is not None:
+        _brute_search(spos, sfwd, tpos, spec, box32, exclude_self, out)
+        return
+    small = out._small
+    if small is None:
+        small = out._small = SmallScratch()
+    small.reserve(tpos.shape[0])
+    r2, cos_limit, sees_all = query_thresholds(spec.max_distance, spec.fov_deg)
+    query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, spec.k, out.index, out.distance,
+                out.count, out.overflow, *small.columns, small.ok)
