@@ -28,10 +28,8 @@ GROUP = "starling.plugins"
 BUILTINS = {
     "behaviors": "starling.steering.behaviors",
     "mergers": "starling.steering.mergers",
-    "priority_blend": "starling.steering.blending",
     "queries": "starling.steering.queries.neighbors",
     "movers": "starling.motion.movers",
-    "halfway_mover": "starling.motion.halfway",
     "environment": "starling.environment.system",
     "ground_mover": "starling.environment.walking",
     "ecology": "starling.ecology",

@@ -16,6 +16,9 @@ cancel out (a boid exactly between two walls) leave the decision to the next gro
 which the ``first_non_zero`` merger would not do (it tests the group's summed desires
 and normalises the group's direction). When no group is non-zero the animal keeps its
 current velocity.
+
+It registers with ``@starling.merger`` like every merger; ``starling.steering.mergers``
+(the built-in mergers' entry point) imports this module.
 """
 from __future__ import annotations
 
@@ -27,7 +30,6 @@ from numba import njit, prange
 from pydantic import Field
 
 from .params import MergerParams
-from .mergers import _whole  # the stacked buffers as one C-contiguous layout (one compilation)
 from .registry import merger
 
 
@@ -92,6 +94,22 @@ def _blend_parallel(n, epsilon, direction, ddes, speed, sdes, prio, velocity, de
     for c in prange(chunks):
         lo = np.int64(c) * size
         _blend_range(lo, min(n, lo + size), epsilon, direction, ddes, speed, sdes, prio, velocity, desired)
+
+
+def _whole(view: np.ndarray) -> np.ndarray:
+    """The C-contiguous buffer behind a ``buffer[:, :n]`` view (as the other mergers do), else a copy.
+
+    The merger reads columns below ``n`` only; handing it the whole buffer keeps one
+    compiled layout and no per-step copy.
+    """
+    if view.flags.c_contiguous:
+        return view
+    base = view.base
+    if (isinstance(base, np.ndarray) and base.flags.c_contiguous and base.dtype == view.dtype
+            and base.ndim == view.ndim and base.shape[0] == view.shape[0] and base.shape[2:] == view.shape[2:]
+            and base.strides == view.strides and base.ctypes.data == view.ctypes.data):
+        return base
+    return np.ascontiguousarray(view)
 
 
 def priority_blend_merge(stacked, velocity, desired, *, epsilon: float = 1e-3, parallel: bool = False) -> None:

@@ -19,6 +19,8 @@ current speed: a merger never produces NaN.
   ``direction * desire * speed`` vectors, with no normalisation.
 * ``first_non_zero``: Reynolds' priority arbitration (4.3.1, seed 003): the highest
   priority level with a non-zero direction desire decides alone.
+* ``priority_blend`` (:mod:`starling.steering.blending`): seed 003's priority groups, each
+  a weighted sum; the first group whose blended result is non-zero decides alone.
 """
 from __future__ import annotations
 
@@ -250,3 +252,7 @@ def _register(name: str, params: type) -> None:
 for _name, _params in (("priority_desire", PriorityDesireParams), ("weighted_mean", WeightedMeanParams),
                        ("weighted_sum", WeightedSumParams), ("first_non_zero", FirstNonZeroParams)):
     _register(_name, _params)
+
+
+# seed 003's priority groups of weighted sums live in their own module (own kernels, own cache file)
+from . import blending  # noqa: E402,F401  (registers "priority_blend")
