@@ -25,6 +25,8 @@ current speed: a merger never produces NaN.
   sum ``a`` is handed on as ``velocity + a * STEERING_HORIZON`` (the velocity one
   second of ``a`` would give); a mover that works in accelerations (``reversal``)
   reads ``a = (desired - velocity) / STEERING_HORIZON`` back.
+* ``priority_blend`` (:mod:`starling.steering.blending`): seed 003's priority groups, each
+  a weighted sum; the first group whose blended result is non-zero decides alone.
 """
 from __future__ import annotations
 
@@ -311,3 +313,7 @@ def _register(name: str, params: type) -> None:
 for _name, _params in (("priority_desire", PriorityDesireParams), ("weighted_mean", WeightedMeanParams),
                        ("weighted_sum", WeightedSumParams), ("first_non_zero", FirstNonZeroParams)):
     _register(_name, _params)
+
+
+# seed 003's priority groups of weighted sums live in their own module (own kernels, own cache file)
+from . import blending  # noqa: E402,F401  (registers "priority_blend")
