@@ -545,8 +545,18 @@ export class App {
     const near = (main.info.scale * height) / (2 * Math.tan(THREE.MathUtils.degToRad(cam.fov) / 2) * pixels);
     framing.distance = Math.min(framing.distance, Math.max(near, 0.6 * framing.distance));
     const motion = main.model.motion;
+    // A flat group (a 2D scene: every animal at one height) is a line seen from the side:
+    // look down on it instead.
+    let low = Infinity, high = -Infinity;
+    const step = Math.max(1, Math.floor(main.count / 4000));
+    for (let i = 0; i < main.count; i += step) {
+      const y = main.positions[3 * i + 1];
+      low = Math.min(low, y);
+      high = Math.max(high, y);
+    }
+    const flat = high - low < 0.05 * framing.radius;
     const elevation = THREE.MathUtils.degToRad(
-      motion === Motion.Flyer ? -7 : motion === Motion.Swimmer || motion === Motion.Shark ? 42 : motion === Motion.Walker ? 28 : 25,
+      flat ? 60 : motion === Motion.Flyer ? -7 : motion === Motion.Swimmer || motion === Motion.Shark ? 42 : motion === Motion.Walker ? 28 : 25,
     );
     // From the sun's side (lit faces, no glare off the water), a little to the right of it.
     let azimuth = Math.atan2(0.55, 0.7);
