@@ -76,7 +76,10 @@ def test_clicking_an_animal_opens_its_inspector(page):
     for word in ("State", "Energy", "Hunger", "Speed", "Behaviours", "cohesion", "alignment", "separation"):
         assert word in text
     inspect = _state(page)["inspect"]
-    assert inspect["fov_deg"] == 270.0 and inspect["behaviors"]
+    # the field of view of the bird's neighbour query, as the scene declares it
+    from starling.config import load_scenario_config
+    declared = load_scenario_config("flock").species[0].groups[0].query.fov_deg
+    assert inspect["fov_deg"] == declared and inspect["behaviors"]
     # The follow camera needs a selection; with one it engages.
     page.click("#inspector [data-act='follow']")
     assert _state(page)["camera"] == "follow"
