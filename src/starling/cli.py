@@ -19,6 +19,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from rich.table import Table
 
 from .config import ConfigError, json_schema, read_scenario_data, scenario_names, validate_scenario
+from .config.io import parameter_value, toml_value
 
 app = typer.Typer(
     add_completion=False,
@@ -56,14 +57,37 @@ def _config_fail(e: ConfigError) -> None:
 
 
 @app.command()
-def scenarios(plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP)) -> None:
-    """List the built-in scenarios."""
+def scenarios(name: Optional[str] = typer.Argument(None, help="A scenario (built-in or TOML path): list its parameters."),
+              plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP)) -> None:
+    """List the built-in scenarios, or one scenario's named parameters (what --set NAME=VALUE takes)."""
     _load_plugins(plugin)
-    table = Table("name", "description", box=None)
-    for name in scenario_names():
-        data, _ = read_scenario_data(name)
-        table.add_row(name, str(data.get("description", "")))
+    if name is None:
+        table = Table("name", "description", box=None)
+        for known in scenario_names():
+            data, _ = read_scenario_data(known)
+            table.add_row(known, str(data.get("description", "")))
+        out.print(table)
+        return
+    try:
+        data, label = read_scenario_data(name)
+        scenario = validate_scenario(data, label)
+    except ConfigError as e:
+        _config_fail(e)
+    out.print(f"{scenario.name}: {scenario.description}", highlight=False, markup=False)
+    if not scenario.parameters:
+        out.print("no named parameters; set any field by its path (--set species.0.count=500)", markup=False)
+        return
+    dumped = scenario.model_dump(mode="json", exclude_none=True)
+    table = Table(box=None)
+    for column in ("parameter", "value", "sets", "description"):
+        table.add_column(column, overflow="fold")
+    for pname, spec in scenario.parameters.items():
+        values = [parameter_value(dumped, p) for p in spec.paths]
+        shown = values[0] if all(v == values[0] for v in values) else values
+        table.add_row(pname, toml_value(shown) if shown is not None else "(default)", "\n".join(spec.paths),
+                      spec.description)
     out.print(table)
+    out.print(f"set one with --set NAME=VALUE, e.g. --set {next(iter(scenario.parameters))}=...", markup=False)
 
 
 @app.command()

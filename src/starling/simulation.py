@@ -18,7 +18,7 @@ import numpy as np
 
 from .config import ConfigError, load_scenario_config, validate_scenario
 from .errors import Problem
-from .config.io import apply_override, toml_value
+from .config.io import apply_override, name_problems, toml_value
 from .config.models import ScenarioBase
 from .metrics import groups, local_polarization, milling, nearest_neighbor_distance, polarization
 from .steering import registry
@@ -283,9 +283,11 @@ class Simulation:
     def set(self, *assignments: str) -> None:
         """Change parameters now: ``sim.set("species.bird.count=500", "seed=3")`` (the ``--set`` syntax)."""
         data = self.config_data()
-        for text in assignments:
-            apply_override(data, text)
-        self.reconfigure(data)
+        named = [n for n in (apply_override(data, text) for text in assignments) if n is not None]
+        try:
+            self.reconfigure(data)
+        except ConfigError as err:
+            raise name_problems(err, named) from None
 
     def queue_set(self, path: str, value) -> None:
         """Set ``path`` to ``value`` at the end of the current step (what a scripted ``set`` event does)."""

@@ -122,9 +122,47 @@ def cross_check(scenario) -> list[Problem]:
         check = getattr(sec.model, "cross_check", None)
         if check is not None:
             problems.extend(check(scenario))
+    problems.extend(_check_parameters(scenario))
     if not problems:
         problems.extend(_check_set_events(scenario))
     return problems
+
+
+def _check_parameters(scenario) -> list[Problem]:
+    """Every path a named parameter is bound to must be a field of the scenario (set or not)."""
+    out = []
+    for name, spec in (getattr(scenario, "parameters", None) or {}).items():
+        for p, path in enumerate(spec.paths):
+            if not _model_has_path(scenario, [k for k in path.split(".") if k]):
+                where = f"parameters.{name}.path" + ("" if isinstance(spec.path, str) else f".{p}")
+                out.append(Problem(where, f"{path} is not a field of this scenario"))
+    return out
+
+
+def _model_has_path(node: Any, keys: list[str]) -> bool:
+    for key in keys:
+        if isinstance(node, (list, tuple)):
+            if key.lstrip("-").isdigit():
+                i = int(key)
+                if not -len(node) <= i < len(node):
+                    return False
+                node = node[i]
+            else:
+                node = next((item for item in node if key in (getattr(item, "name", None), getattr(item, "label", None),
+                                                             getattr(item, "kind", None))), None)
+                if node is None:
+                    return False
+        elif isinstance(node, BaseModel):
+            if key not in type(node).model_fields:
+                return False
+            node = getattr(node, key)
+        elif isinstance(node, dict):
+            if key not in node:
+                return False
+            node = node[key]
+        else:
+            return False
+    return True
 
 
 def _check_set_events(scenario) -> list[Problem]:
@@ -148,19 +186,27 @@ def load_scenario_config(name_or_path: Union[str, Path], overrides: Iterable[str
                          **fields: Any) -> BaseModel:
     """Read, override (``path=value`` strings and keyword fields) and validate a scenario."""
     data, label = read_scenario_data(name_or_path)
-    for text in overrides:
-        apply_override(data, text)
+    try:
+        named = [n for n in (apply_override(data, text) for text in overrides) if n is not None]
+    except ConfigError as err:
+        raise ConfigError(err.problems, label) from None
     for key, value in fields.items():
         if value is not None:
             data[key] = value
-    return validate_scenario(data, label)
+    try:
+        return validate_scenario(data, label)
+    except ConfigError as err:
+        raise name_problems(err, named) from None
 
 
-def apply_override(data: dict, text: str) -> None:
+def apply_override(data: dict, text: str) -> Optional[tuple[str, list[str]]]:
     """Apply ``a.b.0.c=value``; list items can be named by index, ``name``, ``label`` or ``kind``.
 
     The value is read as TOML (``5``, ``2.5``, ``true``, ``[1, 2, 3]``, ``"text"``); a
-    bare word that is not TOML is taken as a string.
+    bare word that is not TOML is taken as a string. A bare name declared in the
+    scenario's ``[parameters]`` (``eta=3``) sets every path it is bound to, after checking
+    that the value is of the kind found there; it returns ``(name, index paths)`` so a
+    later validation error can name the parameter (see :func:`name_problems`).
     """
     if "=" not in text:
         raise ConfigError([Problem("--set", f"{text!r} is not path=value")])
@@ -173,6 +219,20 @@ def apply_override(data: dict, text: str) -> None:
         value = tomllib.loads(f"v = {raw.strip()}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw.strip()
+    if len(keys) == 1:
+        bound = _parameter_paths(data, keys[0])
+        if bound is not None:
+            return keys[0], [_set_parameter(data, keys[0], p, value, raw.strip()) for p in bound]
+        if keys[0] not in scenario_model().model_fields:
+            declared = sorted((data.get("parameters") or {}) if isinstance(data, dict) else ())
+            known = f"this scenario's parameters: {', '.join(declared)}" if declared else "this scenario declares no parameters"
+            raise ConfigError([Problem(keys[0], f"unknown parameter or scenario field ({known}; "
+                                                "or give a config path such as species.0.count)")])
+    _set_path(data, keys, value)
+    return None
+
+
+def _set_path(data: dict, keys: list[str], value) -> None:
     node: Any = data
     for depth, key in enumerate(keys[:-1]):
         node = _child(node, key, keys[: depth + 1], create=True)
@@ -183,6 +243,104 @@ def apply_override(data: dict, text: str) -> None:
         node[last] = value
     else:
         raise ConfigError([Problem(".".join(keys[:-1]), "is a value, not a table; cannot set a field inside it")])
+
+
+def _parameter_paths(data: dict, name: str) -> Optional[list[str]]:
+    params = data.get("parameters") if isinstance(data, dict) else None
+    spec = params.get(name) if isinstance(params, dict) else None
+    if not isinstance(spec, dict):
+        return None
+    path = spec.get("path")
+    return [path] if isinstance(path, str) else [p for p in (path or []) if isinstance(p, str)]
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _set_parameter(data: dict, name: str, path: str, value, raw: str) -> str:
+    """Set one bound path of parameter ``name``; returns the path with list items as indices."""
+    keys = [k for k in path.split(".") if k]
+    node: Any = data
+    canonical = []
+    current = None
+    try:
+        for depth, key in enumerate(keys):
+            if isinstance(node, list):
+                i = _list_index(node, key, keys[: depth + 1])
+                canonical.append(str(i))
+                node = node[i]
+            elif depth == len(keys) - 1 and isinstance(node, dict) and key not in node:
+                canonical.append(key)  # a field left at its default: validation judges the value
+                node = None
+            else:
+                node = _child(node, key, keys[: depth + 1], create=False)
+                canonical.append(key)
+        current = node
+    except ConfigError:
+        raise ConfigError([Problem(name, f"is bound to {path}, which this scenario does not have")]) from None
+    if isinstance(current, bool):
+        ok, kind = isinstance(value, bool), "true or false"
+    elif _number(current) or (isinstance(current, dict) and ({"uniform", "normal"} & set(current))):
+        ok, kind = _number(value) or isinstance(value, dict), "a number"
+        if ok and isinstance(current, int) and not isinstance(current, bool) and isinstance(value, float):
+            ok, kind = value.is_integer(), "a whole number"
+            value = int(value) if ok else value
+    elif isinstance(current, str):
+        ok, kind = isinstance(value, str), "text"
+    elif isinstance(current, list):
+        ok, kind = isinstance(value, list), "a list"
+    else:
+        ok, kind = True, ""
+    if not ok:
+        raise ConfigError([Problem(name, f"expects {kind} (it sets {path}), got {raw!r}")])
+    _set_path(data, keys, value)
+    return ".".join(canonical)
+
+
+def parameter_value(data: dict, path: str):
+    """The value at ``path`` in plain scenario data (None when unset)."""
+    node: Any = data
+    keys = [k for k in path.split(".") if k]
+    try:
+        for depth, key in enumerate(keys):
+            node = _child(node, key, keys[: depth + 1], create=False)
+    except ConfigError:
+        return None
+    return node
+
+
+def _within(problem_path: str, path: str) -> bool:
+    """Whether a validation problem's path lies at or under ``path`` (index form). Pydantic
+    puts the tag of a tagged union into its paths (``behaviors.2.separation.max_distance``),
+    so ``path``'s segments must appear in order with at most one segment between two."""
+    got, want = problem_path.split("."), path.split(".")
+    if not got or got[0] != want[0]:
+        return False
+    at = 0
+    for w in want[1:]:
+        for skip in (1, 2):
+            if at + skip < len(got) and got[at + skip] == w:
+                at += skip
+                break
+        else:
+            return False
+    return True
+
+
+def name_problems(err: ConfigError, named: list[tuple[str, list[str]]]) -> ConfigError:
+    """``err`` with each problem at a parameter's path reported under the parameter's name."""
+    if not named:
+        return err
+    out = []
+    for problem in err.problems:
+        for name, paths in named:
+            hit = next((p for p in paths if _within(problem.path, p)), None)
+            if hit is not None:
+                problem = Problem(name, f"{problem.path}: {problem.message}")
+                break
+        out.append(problem)
+    return ConfigError(out, getattr(err, "source", ""))
 
 
 def _list_index(node: list, key: str, keys: list[str]) -> int:

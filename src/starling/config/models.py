@@ -120,10 +120,50 @@ SHARED_QUERY = ("a query is shared by every animal of its group, so it takes one
                 "draw the behaviour's own max_distance or fov_deg per animal instead")
 
 
+PARAMETER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class ParameterConfig(StrictModel):
+    """A named knob of a scenario: one name for one or more config paths (``--set eta=3``).
+
+    Its default is the value the scenario has at its paths, so a scenario states each
+    number once; ``starling scenarios NAME`` shows it.
+    """
+
+    path: Union[str, list[str]] = Field(..., description="Config path(s) the name sets, e.g. species.bird.count.")
+    description: str = Field("", description="What the parameter means, with its unit.")
+
+    @field_validator("path")
+    @classmethod
+    def _paths_given(cls, v):
+        paths = [v] if isinstance(v, str) else v
+        if not paths or any(not p.strip() or "=" in p for p in paths):
+            raise ValueError("must be one config path or a non-empty list of them, without '='")
+        return v
+
+    @property
+    def paths(self) -> list[str]:
+        return [self.path] if isinstance(self.path, str) else list(self.path)
+
+
 class ScenarioBase(StrictModel):
     """Base of the generated Scenario model: remembers the folder its file came from."""
 
     _base_dir: Optional[str] = PrivateAttr(None)
+
+    parameters: dict[str, ParameterConfig] = Field(default_factory=dict, description=(
+        "Named parameters: each name stands for one or more config paths (--set NAME=VALUE)."))
+
+    @field_validator("parameters")
+    @classmethod
+    def _parameter_names(cls, v):
+        reserved = set(cls.model_fields)
+        for name in v:
+            if not PARAMETER_NAME.match(name):
+                raise ValueError(f"{name!r} is not a name (letters, digits and _, not starting with a digit)")
+            if name in reserved:
+                raise ValueError(f"{name!r} is a scenario field; a parameter cannot share its name")
+        return v
 
     @property
     def base_dir(self) -> Optional[str]:
