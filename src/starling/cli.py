@@ -145,7 +145,7 @@ def run(
     steps: Optional[int] = typer.Option(None, "--steps", min=0, help="Steps to run (default: the scenario's)."),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed (default: the scenario's)."),
     dt: Optional[float] = typer.Option(None, "--dt", min=1e-6, max=0.5, help="Fixed time step, s."),
-    set_: List[str] = typer.Option([], "--set", help="Override a field: path=value (repeatable)."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field (path=value) or a named parameter (NAME=value); repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
@@ -197,7 +197,7 @@ def serve(
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port."),
     no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser."),
     realtime: bool = typer.Option(True, "--realtime/--fast", help="Pace to real time, or run as fast as possible."),
-    set_: List[str] = typer.Option([], "--set", help="Override a field: path=value (repeatable)."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field (path=value) or a named parameter (NAME=value); repeatable."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Run the live app: the simulation streamed to a 3D view in the browser."""
@@ -320,7 +320,7 @@ def bench(
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Measure a whole scenario's step instead "
                                            "(built-in name or TOML): step medians, kernel share, phases, reconfigure."),
     steps: int = typer.Option(300, "--steps", min=1, help="--scenario: timed steps after the warm-up."),
-    set_: List[str] = typer.Option([], "--set", help="--scenario: override a field, path=value (repeatable)."),
+    set_: List[str] = typer.Option([], "--set", help="--scenario: override a field (path=value) or a named parameter (NAME=value); repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
