@@ -111,7 +111,30 @@ def schema(plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP)) -
     sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
 
 
-def _summary(sim, scenario_name: str, steps: int, wall: float, step_ms: list[float]) -> dict:
+ORDER_METRICS = ("polarization", "milling", "groups", "largest_group_fraction")
+
+
+def _order(stats: dict) -> dict:
+    """The collective-motion metrics of one species (periodic-aware, from ``Simulation.metrics``)."""
+    return {"polarization": stats["polarization"], "milling": stats["milling"], "groups": stats["groups"],
+            "largest_group_fraction": stats["largest_group"]}
+
+
+def _rounded(values: dict) -> dict:
+    return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in values.items()}
+
+
+def _averaged(samples: list[dict]) -> dict:
+    """Mean of each metric over the samples (None where a species had no value)."""
+    out: dict = {"steps": len(samples)}
+    for key in ORDER_METRICS:
+        values = [s[key] for s in samples if s[key] is not None]
+        out[key] = float(np.mean(values)) if values else None
+    return _rounded(out)
+
+
+def _summary(sim, scenario_name: str, steps: int, wall: float, step_ms: list[float],
+             averages: Optional[dict] = None) -> dict:
     species = {}
     metrics = sim.metrics()
     for name in sim.species:
@@ -119,9 +142,11 @@ def _summary(sim, scenario_name: str, steps: int, wall: float, step_ms: list[flo
         species[name] = {
             "alive": stats["count"],
             "mean_speed": round(stats["mean_speed"], 4),
-            "polarization": round(stats["polarization"], 4),
+            **_rounded(_order(stats)),
             **sim.species_summary(name),
         }
+        if averages is not None:
+            species[name]["average"] = _averaged(averages[name])
     # populations made by systems (sounds, apples, carcasses, the player): counts only
     entities = {name: stats["count"] for name, stats in metrics.items() if name not in species}
     arr = np.asarray(step_ms) if step_ms else np.zeros(1)
@@ -147,9 +172,11 @@ def run(
     dt: Optional[float] = typer.Option(None, "--dt", min=1e-6, max=0.5, help="Fixed time step, s."),
     set_: List[str] = typer.Option([], "--set", help="Override a field (path=value) or a named parameter (NAME=value); repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout."),
+    average: Optional[int] = typer.Option(None, "--average", min=1, help=(
+        "Also report the metrics averaged over the last K steps (species.NAME.average).")),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
-    """Run a scenario headless and summarise it."""
+    """Run a scenario headless and summarise it: per species polarization, milling, groups."""
     from .simulation import load_scenario
 
     _load_plugins(plugin)
@@ -158,24 +185,39 @@ def run(
     except ConfigError as e:
         _config_fail(e)
     total = sim.scenario.steps if steps is None else steps
+    if average is not None and average > total:
+        _fail(f"--average: {average} steps is more than the {total} steps run; lower it or raise --steps")
+    samples: Optional[dict] = None if average is None else {name: [] for name in sim.species}
     step_ms: list[float] = []
     t0 = time.perf_counter()
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=as_json,
                   disable=not err.is_terminal and as_json) as progress:
         task = progress.add_task(sim.scenario.name, total=total)
-        for _ in range(total):
+        for i in range(total):
             sim.step()
             step_ms.append(sim.last_step_ms)
+            if samples is not None and i >= total - average:
+                metrics = sim.metrics()
+                for name in samples:
+                    samples[name].append(_order(metrics[name]))
             progress.advance(task)
     wall = time.perf_counter() - t0
-    summary = _summary(sim, sim.scenario.name, total, wall, step_ms)
+    summary = _summary(sim, sim.scenario.name, total, wall, step_ms, samples)
     if as_json:
         sys.stdout.write(json.dumps(summary) + "\n")
         return
-    table = Table("species", "alive", "mean speed", "polarization", box=None)
+    table = Table("species", "alive", "mean speed", "polarization", "milling", "groups", "largest group", box=None)
     for name, s in summary["species"].items():
-        table.add_row(name, str(s["alive"]), f"{s['mean_speed']:.2f} m/s", f"{s['polarization']:.3f}")
+        largest = s["largest_group_fraction"]
+        table.add_row(name, str(s["alive"]), f"{s['mean_speed']:.2f} m/s", f"{s['polarization']:.3f}",
+                      f"{s['milling']:.3f}", str(s["groups"] if s["groups"] is not None else "–"),
+                      f"{largest:.0%}" if largest is not None else "–")
+        if "average" in s:
+            a = s["average"]
+            table.add_row(f"  mean of {a['steps']}", "", "", f"{a['polarization']:.3f}", f"{a['milling']:.3f}",
+                          f"{a['groups']:.1f}" if a["groups"] is not None else "–",
+                          f"{a['largest_group_fraction']:.0%}" if a["largest_group_fraction"] is not None else "–")
     out.print(table)
     out.print(f"{total} steps in {wall:.2f} s — step median {summary['step_ms']['median']:.3f} ms, "
               f"p95 {summary['step_ms']['p95']:.3f} ms; health {summary['health']}", highlight=False)

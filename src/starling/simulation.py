@@ -474,8 +474,9 @@ class Simulation:
         """Order parameters per species (cheap enough for a live chart), periodic in a wrapping world.
 
         ``groups`` / ``largest_group``: animals closer than ``group_radius`` are linked;
-        by default the reach of the species' neighbour queries of its own kind (what an
-        animal can see of its fellows), None for populations without one. The count is
+        by default the scenario's ``group_distance``, else the reach of the species'
+        neighbour queries of its own kind (what an animal can see of its fellows), None
+        for populations without one. The count is
         exact and costs with the number of linked pairs, so populations above
         ``groups_max`` report None rather than stall a live view (0.3 s at 20,000 birds).
         """
@@ -486,7 +487,8 @@ class Simulation:
             reach[pipe.name] = max(own) if own else None
         out = {}
         for name, pop in self.world.populations.items():
-            radius = group_radius if group_radius is not None else reach.get(name)
+            radius = group_radius if group_radius is not None else (
+                self.scenario.group_distance if self.scenario.group_distance is not None else reach.get(name))
             count, largest = (groups(pop.position, radius, box) if radius is not None and pop.n <= groups_max
                               else (None, None))
             out[name] = {

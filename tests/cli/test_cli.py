@@ -16,8 +16,51 @@ def test_run_json_prints_the_documented_object():
     assert set(data) == {"scenario", "steps", "seed", "wall_s", "step_ms", "species", "health"}
     assert data["scenario"] == "flock" and data["steps"] == 20 and data["seed"] == 3
     assert set(data["step_ms"]) == {"median", "p95"}
-    assert set(data["species"]["bird"]) == {"alive", "mean_speed", "polarization"}
+    assert set(data["species"]["bird"]) == {"alive", "mean_speed", "polarization", "milling", "groups",
+                                            "largest_group_fraction"}
     assert data["health"]["nan"] == 0
+
+
+def test_run_json_reports_the_collective_metrics_and_their_average_over_the_last_steps():
+    import numpy as np
+
+    import starling
+
+    result = runner.invoke(app, ["run", "flock", "--steps", "12", "--average", "5", "--json", "--seed", "2",
+                                 "--set", "n=300"])
+    assert result.exit_code == 0, result.output
+    bird = json.loads(result.stdout.strip().splitlines()[-1])["species"]["bird"]
+    # the same run in process: the metrics after each of the last 5 steps, averaged here
+    sim = starling.load_scenario("flock", seed=2, overrides=["n=300"], record_debug=False)
+    seen = []
+    for i in range(12):
+        sim.step()
+        if i >= 7:
+            seen.append(sim.metrics()["bird"])
+    last = seen[-1]
+    assert bird["polarization"] == pytest.approx(last["polarization"], abs=1e-4)
+    assert bird["milling"] == pytest.approx(last["milling"], abs=1e-4)
+    assert bird["groups"] == last["groups"] and bird["largest_group_fraction"] == pytest.approx(last["largest_group"], abs=1e-4)
+    average = bird["average"]
+    assert average["steps"] == 5
+    for key, name in (("polarization", "polarization"), ("milling", "milling"), ("groups", "groups"),
+                      ("largest_group_fraction", "largest_group")):
+        assert average[key] == pytest.approx(np.mean([m[name] for m in seen]), abs=1e-4), key
+
+
+def test_groups_are_linked_within_the_scenarios_group_distance():
+    import starling
+
+    sim = starling.load_scenario("flock", overrides=["n=200", "group_distance=0.5"], record_debug=False)
+    apart = sim.metrics()["bird"]  # spawned at least 2 m apart: nobody within 0.5 m of anybody
+    assert apart["groups"] == 200 and apart["largest_group"] == pytest.approx(1 / 200)
+    sim.set("group_distance=1000")
+    assert sim.metrics()["bird"]["groups"] == 1
+
+
+def test_average_longer_than_the_run_is_refused():
+    result = runner.invoke(app, ["run", "flock", "--steps", "3", "--average", "10"])
+    assert result.exit_code == 2 and "--average: 10 steps is more than the 3 steps run" in result.output
 
 
 def test_run_accepts_overrides():

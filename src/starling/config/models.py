@@ -270,6 +270,8 @@ def scenario_model():
         dt=(float, Field(1.0 / 30.0, gt=0, le=0.5, description="Fixed time step, s.")),
         seed=(int, Field(0, ge=0, description="Seed of the simulation's random generator.")),
         steps=(int, Field(1000, ge=0, description="Default step count of `starling run`.")),
+        group_distance=(Optional[float], Field(None, gt=0, description=(
+            "Metrics: animals closer than this are one group, m (default: each species' neighbour reach)."))),
         world=(WorldConfig, Field(default_factory=WorldConfig)),
         species=(list[Species], Field(..., min_length=1)),
     )
