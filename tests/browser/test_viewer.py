@@ -32,6 +32,16 @@ def test_the_canvas_shows_a_live_scene(page):
     assert state["connected"] and state["scenario"] == "flock" and state["counts"] == {"bird": 1000}
 
 
+def test_the_scene_picker_lists_every_scenario_with_its_description(page):
+    import starling
+    from starling.config import read_scenario_data
+
+    options = page.eval_on_selector_all("#scenario option", "os => os.map(o => [o.value, o.title])")
+    assert [name for name, _ in options] == starling.scenario_names()
+    assert all(title == read_scenario_data(name)[0]["description"] for name, title in options)
+    assert page.inner_text("#scenario-about") == read_scenario_data("flock")[0]["description"]
+
+
 def _wait_for_draws(page, draws: int = 2) -> None:
     drawn = _state(page)["framesRendered"]
     page.wait_for_function(f"() => window.__starling.state().framesRendered >= {drawn + draws}", timeout=30_000)

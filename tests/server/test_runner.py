@@ -71,6 +71,13 @@ def test_frames_are_published_for_every_species_with_rising_sequence_numbers(run
     assert scene["type"] == "scene" and scene["species"][0]["model"] == "bird"
     assert scene["player"] == {"fire": hasattr(runner.sim, "fire"), "throw_apple": hasattr(runner.sim, "throw_apple"),
                                "move_player": hasattr(runner.sim, "move_player")}
+    # the scene picker: every switchable scenario with its one-line description
+    import starling
+    from starling.config import read_scenario_data
+
+    assert scene["scenarios"] == starling.scenario_names()
+    assert scene["descriptions"] == {n: read_scenario_data(n)[0]["description"] for n in scene["scenarios"]}
+    assert all(scene["descriptions"].values())
 
 
 def test_status_reports_rates_counts_and_metrics(runner_factory):

@@ -193,12 +193,16 @@ export class App {
     this.charts.setSpecies(scene.species);
     const select = $<HTMLSelectElement>("scenario");
     select.innerHTML = "";
+    const descriptions = scene.descriptions ?? {};
     for (const name of scene.scenarios) {
       const option = document.createElement("option");
       option.value = option.textContent = name;
+      option.title = descriptions[name] ?? "";
       select.appendChild(option);
     }
     select.value = scene.scenario;
+    const about = $("scenario-about");
+    about.textContent = about.title = descriptions[scene.scenario] ?? "";
     const missing = Object.entries(scene.player).filter(([, ok]) => !ok).map(([k]) => k.replace("_", " "));
     $("player-availability").textContent = missing.length
       ? `Not available in this scenario: ${missing.join(", ")}.`

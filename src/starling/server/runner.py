@@ -18,6 +18,7 @@ socket ever sends it is the hub's concern, so no client can slow the simulation.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import queue
@@ -170,6 +171,18 @@ def entity_states(sim: Any, blocks: list[EntityBlock]) -> list["F.SpeciesState"]
             velocity[:, 0] = pop.component(block.radius)[rows]
         out.append(F.SpeciesState(pop.position[rows], velocity, pop.forward[rows], pop.up[rows], pop.uid[rows]))
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _description(name: str) -> str:
+    """A built-in scenario's one-line description for the scene picker ("" when unknown)."""
+    from ..config import read_scenario_data
+
+    try:
+        data, _ = read_scenario_data(name)
+    except Exception:  # a test's or a plugin's name that is not a built-in: no description
+        return ""
+    return str(data.get("description", ""))
 
 
 class SimulationRunner:
@@ -498,6 +511,7 @@ class SimulationRunner:
             "type": "scene",
             "scenario": self.scenario_name,
             "scenarios": names,
+            "descriptions": {n: _description(n) for n in names},
             "dt": float(sim.dt),
             "species": species,
             "world": {

@@ -79,6 +79,8 @@ export interface SceneMessage {
   type: "scene";
   scenario: string;
   scenarios: string[];
+  /** Each switchable scenario's one-line description (absent from older servers). */
+  descriptions?: Record<string, string>;
   dt: number;
   species: SpeciesInfo[];
   world: { bounds_min: Vec3; bounds_max: Vec3 };
