@@ -203,7 +203,9 @@ EXTRA = {
                        {"kind": "follow_path", "points": [[-10, 0.5, -10], [10, 0.5, -10], [10, 0.5, 10]]}]},
         {"name": "wolf", "count": 3, "spawn": {"center": [0, 0.5, 0], "size": [20, 0, 20]},
          "mover": {"kind": "planar", "max_speed": 5.0},
-         "groups": [{"query": {"targets": ["sheep"], "max_distance": 25, "k": 3}, "behaviors": [{"kind": "seek"}]}]},
+         "groups": [{"query": {"targets": ["sheep"], "max_distance": 25, "k": 3}, "behaviors": [{"kind": "seek"}]},
+                    {"query": {"targets": ["wolf"], "max_distance": 10, "k": 2},
+                     "behaviors": [{"kind": "couzin_zones", "dr_attraction": 6.0, "horizontal": True}]}]},
     ],
 }
 
