@@ -223,6 +223,53 @@ def run(
               f"p95 {summary['step_ms']['p95']:.3f} ms; health {summary['health']}", highlight=False)
 
 
+@app.command()
+def experiment(
+    name: str = typer.Argument(..., help="Experiment: vicsek or couzin (starling.experiments.catalogue)."),
+    values: Optional[str] = typer.Option(None, "--values", help="Comma-separated parameter values (default: the experiment's)."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Seeds per value: 1..N (default 3)."),
+    steps: Optional[int] = typer.Option(None, "--steps", min=1, help="Steps per run."),
+    average: Optional[int] = typer.Option(None, "--average", min=1, help="Final steps the metrics are averaged over."),
+    set_: List[str] = typer.Option([], "--set", help="Override a field or named parameter of every run; repeatable."),
+    out_dir: Path = typer.Option(Path("experiments"), "--out", help="Folder for NAME.csv, NAME_summary.csv, NAME.png."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
+) -> None:
+    """Run a published experiment: a sweep of a named parameter, with CSV, summary and plot."""
+    from .experiments.catalogue import EXPERIMENTS
+    from .experiments.sweeps import plot, run_sweep, with_options, write_summary
+
+    _load_plugins(plugin)
+    if name not in EXPERIMENTS:
+        _fail(f"experiment: unknown {name!r}; known: {', '.join(sorted(EXPERIMENTS))}")
+    sweep = with_options(
+        EXPERIMENTS[name],
+        values=tuple(_number_list(values, "--values")) if values is not None else None,
+        seeds=tuple(range(1, seeds + 1)) if seeds is not None else None,
+        steps=steps, average=average, overrides=tuple(set_) or None)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows_path = out_dir / f"{name}.csv"
+    try:
+        result = run_sweep(sweep, rows_path, progress=None if as_json else (lambda line: err.print(line, highlight=False)))
+    except ConfigError as e:
+        _config_fail(e)
+    write_summary(result, out_dir / f"{name}_summary.csv")
+    plot(result, out_dir / f"{name}.png", title=sweep.description)
+    summary = result.summary()
+    if as_json:
+        sys.stdout.write(json.dumps({"experiment": name, "parameter": sweep.parameter, "summary": summary}) + "\n")
+        return
+    table = Table(box=None)
+    for column in ("branch", sweep.parameter, *[f"{m} (mean ± sd)" for m in sweep.metrics]):
+        table.add_column(column)
+    for s in summary:
+        table.add_row(s["branch"], f"{s['value']:g}", *[
+            f"{s[m]:.3f} ± {s[m + '_sd']:.3f}" if s[m] is not None else "–" for m in sweep.metrics])
+    out.print(table)
+    out.print(f"rows {rows_path}, summary {out_dir / (name + '_summary.csv')}, plot {out_dir / (name + '.png')}",
+              highlight=False)
+
+
 DEFAULT_SCENE_ORDER = ("meadow", "lagoon", "pasture", "pond", "flock")
 
 
@@ -328,6 +375,16 @@ def _int_list(text: str, name: str) -> list[int]:
         _fail(f"{name}: expected comma-separated numbers, got {text!r}")
     if not values or min(values) < 1:
         _fail(f"{name}: expected positive numbers, got {text!r}")
+    return values
+
+
+def _number_list(text: str, name: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        values = []
+    if not values:
+        _fail(f"{name}: expected comma-separated numbers, got {text!r}")
     return values
 
 
