@@ -8,7 +8,7 @@ r_r = 1, Δr_o = 2, Δr_a = 3 (orientation ring [1, 3), attraction ring [3, 6)):
     3 at (4, 0, 0)        distance 4   → attraction
     4 at (0, 0, -5)       distance 5   → attraction
     5 at (0.5, 0, 0)      distance 0.5 → repulsion
-    6 at (-2, 0, 0)       distance 2, straight behind → in the blind cone at fov 270°
+    6 at (-2, 0, 0)       distance 2, straight behind → in the 90° blind cone
 """
 import math
 
@@ -49,7 +49,7 @@ def run(kind, rows, positions, velocities, **params):
 POS = [(0, 0, 0), (0.6, 0, 0.8), (0, 0, 2), (4, 0, 0), (0, 0, -5), (0.5, 0, 0), (-2, 0, 0)]
 VEL = [(2, 0, 0), (0, 0, 5), (0, 3, 0), (1, 0, 0), (1, 0, 0), (1, 0, 0), (0, -7, 0)]
 ZONES = dict(r_repulsion=1.0, dr_orientation=2.0, dr_attraction=3.0, noise_sd=0.0, max_distance=10.0,
-             fov_deg=270.0, weight_direction=0.9)
+             blind_angle_deg=90.0, weight_direction=0.9)
 
 
 def couzin(rows, **extra):
@@ -90,11 +90,11 @@ def test_both_rings_average_their_unit_directions():
 
 
 def test_neighbours_in_the_blind_cone_are_not_perceived():
-    # 6 is straight behind: at 270° unseen, so nobody is perceived and the heading is kept
+    # 6 is straight behind: in the 90° blind cone, so nobody is perceived and the heading is kept
     out = couzin([[6]])
     np.testing.assert_allclose(out.direction[0], [1, 0, 0], atol=1e-6)
-    # with a full field of perception it is in the orientation ring: v̂6 + v̂0 = (1, -1, 0)/√2
-    out = couzin([[6]], fov_deg=360.0)
+    # with no blind angle it is in the orientation ring: v̂6 + v̂0 = (1, -1, 0)/√2
+    out = couzin([[6]], blind_angle_deg=0.0)
     np.testing.assert_allclose(out.direction[0], unit([1, -1, 0]), atol=1e-6)
 
 

@@ -42,6 +42,7 @@ class CouzinZonesParams(NeighborBehaviorParams):
     r_repulsion: float = Field(1.0, gt=0, description="Radius of the zone of repulsion r_r, m.")
     dr_orientation: float = Field(2.0, ge=0, description="Width of the ring of orientation Δr_o, m.")
     dr_attraction: float = Field(12.0, ge=0, description="Width of the ring of attraction Δr_a, m.")
+    blind_angle_deg: float = Field(90.0, ge=0, lt=360, description="Full angle of the unseen cone behind, degrees (360 − α).")
     orientation_includes_self: bool = Field(True, description="The animal's own heading counts in d_o.")
     noise_sd: float = Field(0.05, ge=0, description="Standard deviation of the angular noise σ, radians.")
     horizontal: bool = Field(False, description="Noise turns about the vertical only (animals in the x–z plane).")
@@ -72,13 +73,13 @@ def couzin_zones(agents, others, neighbors, p, time, dt, out):
         rr = at(p.r_repulsion, i)
         ro = rr + at(p.dr_orientation, i)
         ra = ro + at(p.dr_attraction, i)
-        half = 0.5 * math.radians(at(p.fov_deg, i))
+        half = math.pi - 0.5 * math.radians(at(p.blind_angle_deg, i))  # half the field of perception
         rx = ry = rz = 0.0
         ox = oy = oz = 0.0
         ax = ay = az = 0.0
         nr = no = na = 0
         for q in range(count[i]):
-            if half < math.pi and angle[i, q] > half:  # in the blind cone behind
+            if half < math.pi and angle[i, q] > half:  # in the blind cone behind (none when 0°)
                 continue
             d = dist[i, q]
             if d < rr:
