@@ -209,6 +209,11 @@ class Simulation:
                                   planar=planar, min_spacing=s.min_spacing)
         except SpawnError as e:
             raise ConfigError([Problem(f"species.{sp.name}.spawn.min_spacing", str(e))]) from None
+        if self.world.wrap:
+            # a periodic world takes its newcomers into the box: a spawn region as wide as the box
+            # placed anywhere fills it uniformly (the vicsek scene spawns around the origin)
+            lo = self.world.bounds_min
+            pos = lo + np.mod(pos - lo, self.world.bounds_max - lo)
         heading = spawn_headings(rng, n, flat=planar or s.planar, direction=s.direction,
                                  spread_deg=s.direction_spread_deg)
         speed = rng.uniform(s.speed[0], s.speed[1], size=(n, 1))

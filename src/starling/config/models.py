@@ -165,6 +165,16 @@ class ScenarioBase(StrictModel):
                 raise ValueError(f"{name!r} is a scenario field; a parameter cannot share its name")
         return v
 
+    @field_validator("dt", check_fields=False)
+    @classmethod
+    def _dt_within_max_dt(cls, v, info):
+        """``dt`` is bounded by the scenario's own ``max_dt`` (validated before it), not by a fixed number."""
+        limit = info.data.get("max_dt")
+        if limit is not None and v > limit:
+            raise ValueError(f"dt = {v:g} s exceeds this scenario's max_dt = {limit:g} s "
+                             "(raise max_dt in the scenario if the model is meant to take such steps)")
+        return v
+
     @property
     def base_dir(self) -> Optional[str]:
         """Folder that relative file paths (meshes, height maps) are resolved against; None: the cwd."""
@@ -267,7 +277,10 @@ def scenario_model():
         __doc__="A whole scene: world, species and their pipelines.",
         name=(str, Field("scenario", description="Scenario name.")),
         description=(str, ""),
-        dt=(float, Field(1.0 / 30.0, gt=0, le=0.5, description="Fixed time step, s.")),
+        max_dt=(float, Field(0.5, gt=0, description=(
+            "Largest time step this scenario allows, s: dt is checked against it. 0.5 s suits animals "
+            "moving in continuous time; a discrete-time model (Vicsek's Δt = 1) declares its own."))),
+        dt=(float, Field(1.0 / 30.0, gt=0, description="Fixed time step, s (at most max_dt).")),
         seed=(int, Field(0, ge=0, description="Seed of the simulation's random generator.")),
         steps=(int, Field(1000, ge=0, description="Default step count of `starling run`.")),
         group_distance=(Optional[float], Field(None, gt=0, description=(

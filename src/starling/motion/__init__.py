@@ -1,8 +1,9 @@
 """Motion: movers turn a desired velocity into new velocities, orientations and positions.
 
 ``movers`` holds the built-in ``free`` and ``planar`` movers; ``reversal`` the box-bounded
-acceleration mover of seed 002 and ``halfway`` the constant-speed mover of seed 003.
+acceleration mover of seed 002, ``halfway`` the constant-speed mover of seed 003 and
+``constant_speed`` the instant-turning mover of self-propelled particles (Vicsek 1995).
 Importing the package registers them all (the built-ins' entry point ``movers`` names
 ``starling.motion.movers``, and Python imports this package first).
 """
-from . import halfway, movers, reversal  # noqa: F401  (registration)
+from . import constant_speed, halfway, movers, reversal  # noqa: F401  (registration)
