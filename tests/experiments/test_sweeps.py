@@ -80,3 +80,18 @@ def test_the_experiment_command_refuses_what_it_does_not_know(tmp_path):
     result = runner.invoke(app, ["experiment", "vicsek", "--values", "a,b", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "--values: expected comma-separated numbers" in result.output
     assert "Traceback" not in result.output
+
+
+def test_the_vicsek_experiment_writes_rows_summary_and_plot(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(app, ["experiment", "vicsek", "--values", "0.1,5", "--seeds", "2", "--steps", "300",
+                                 "--average", "100", "--set", "n=200", "--set", "box=7.07", "--out", str(tmp_path),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])["summary"]
+    assert [s["value"] for s in summary] == [0.1, 5.0] and all(s["runs"] == 2 for s in summary)
+    assert summary[0]["polarization"] > 0.9 > 0.3 > summary[1]["polarization"]
+    with open(tmp_path / "vicsek.csv") as f:
+        assert len(list(csv.DictReader(f))) == 4
+    assert (tmp_path / "vicsek_summary.csv").exists()
+    assert (tmp_path / "vicsek.png").read_bytes()[:4] == b"\x89PNG"
