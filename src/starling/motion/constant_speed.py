@@ -27,9 +27,9 @@ from pydantic import Field
 from ..steering.params import PerAnimalParams
 from ..steering.registry import mover
 from ..steering.vecmath import normalize3, slerp_unit
-from .movers import ParameterTable, _same
+from .heading import EPS, HeadingMover, current_heading, move_along
+from .movers import _same
 
-_EPS = 1e-9
 
 
 class ConstantSpeedMoverParams(PerAnimalParams):
@@ -54,17 +54,10 @@ def _constant_range(lo, hi, planar, position, velocity, forward, up, desired, p,
         r = i if p.shape[0] > 1 else 0
         speed = p[r, 0] * (sscale[i] if sscale.shape[0] > 0 else 1.0)
         rate = p[r, 1]
-        # the current heading: the velocity's direction, else the forward vector
-        vy = 0.0 if planar else velocity[i, 1]
-        hx, hy, hz, hl = normalize3(velocity[i, 0], vy, velocity[i, 2])
-        if hl < _EPS:
-            fy = 0.0 if planar else forward[i, 1]
-            hx, hy, hz, hl = normalize3(forward[i, 0], fy, forward[i, 2])
-            if hl < _EPS:
-                hx, hy, hz = 0.0, 0.0, 1.0
+        hx, hy, hz = current_heading(i, planar, velocity, forward)
         dy = 0.0 if planar else desired[i, 1]
         ux, uy, uz, dl = normalize3(desired[i, 0], dy, desired[i, 2])
-        if dl > _EPS:
+        if dl > EPS:
             if rate <= 0.0:
                 hx, hy, hz = ux, uy, uz
             else:
@@ -82,25 +75,7 @@ def _constant_range(lo, hi, planar, position, velocity, forward, up, desired, p,
                     hx, hy, hz = slerp_unit(hx, hy, hz, ux, uy, uz, step / angle)
             if planar:
                 hx, hy, hz, hl = normalize3(hx, 0.0, hz)
-        velocity[i, 0] = hx * speed
-        velocity[i, 1] = hy * speed
-        velocity[i, 2] = hz * speed
-        forward[i, 0] = hx
-        forward[i, 1] = hy
-        forward[i, 2] = hz
-        # up: world up made perpendicular to the heading (x when heading straight up or down)
-        k = hy
-        ax, ay, az, al = normalize3(-k * hx, 1.0 - k * hy, -k * hz)
-        if al < 1e-4:
-            ax, ay, az, al = normalize3(1.0 - hx * hx, -hx * hy, -hx * hz)
-        up[i, 0] = ax
-        up[i, 1] = ay
-        up[i, 2] = az
-        for a in range(3):
-            x = position[i, a] + velocity[i, a] * dt
-            if wrap:
-                x = bmin[a] + (x - bmin[a]) % size[a]
-            position[i, a] = x
+        move_along(i, hx, hy, hz, speed, position, velocity, forward, up, dt, wrap, bmin, size)
 
 
 @njit(cache=True, no_cfunc_wrapper=True, parallel=True)
@@ -114,45 +89,12 @@ def _constant_parallel(planar, position, velocity, forward, up, desired, p, dt, 
                         wrap, bmin, size, sscale)
 
 
-_NO_SCALE = np.zeros(0, np.float32)
+class ConstantSpeedMover(HeadingMover):
+    """Applies the constant-speed rule to a population, in place."""
 
-
-class ConstantSpeedMover:
-    """Applies the constant-speed rule to a population, in place (the interface of :class:`starling.motion.movers.Mover`)."""
-
-    def __init__(self, params: ConstantSpeedMoverParams):
-        self.params = params
-        self.planar = bool(params.planar)
-        self.table = ParameterTable(params, [("max_speed", _same), ("turn_rate_deg", _rate)])
-
-    @property
-    def max_speed(self) -> float:
-        return self.params.max_speed
-
-    def move(self, position, velocity, forward, up, desired, dt, *, wrap=None, parallel=False,
-             speed_scale=None, accel_scale=None, drawn=None) -> None:
-        """One step of ``dt``: take the desired direction (or turn toward it), move at the constant speed.
-
-        ``speed_scale`` (n,) scales each animal's speed (fatigue); ``accel_scale`` has no
-        rate to scale here and is ignored; ``drawn`` maps a field to per-animal values.
-        """
-        if position.shape[0] == 0:
-            return
-        sscale = _NO_SCALE if speed_scale is None else np.ascontiguousarray(speed_scale, np.float32)
-        if wrap is None:
-            lo = size = np.zeros(3)
-            do_wrap = False
-        else:
-            lo, size = wrap
-            do_wrap = True
-        lo = np.asarray(lo, np.float64)
-        size = np.asarray(size, np.float64)
-        table = self.table.rows(position.shape[0], drawn)
-        args = (self.planar, position, velocity, forward, up, desired, table, float(dt), do_wrap, lo, size, sscale)
-        if parallel:
-            _constant_parallel(*args)
-        else:
-            _constant_range(0, position.shape[0], *args)
+    fields = (("max_speed", _same), ("turn_rate_deg", _rate))
+    serial = staticmethod(_constant_range)
+    parallel = staticmethod(_constant_parallel)
 
 
 @mover("constant_speed", params=ConstantSpeedMoverParams)

@@ -26,7 +26,7 @@ group query's (the seed's fish see all around: use ``fov_deg = 360`` there);
 import math
 from typing import Literal
 
-from numba import prange
+from numba import njit, prange
 from pydantic import Field
 
 from ...params import NeighborBehaviorParams
@@ -44,6 +44,37 @@ class SchoolCohesionParams(NeighborBehaviorParams):
     weight_direction: float = Field(0.5, ge=0, le=1, description="Constant desire of the unit vector (the seed's k_coh / scale).")
 
 
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _mean_offset(i, r, count, dist, unit):
+    """Mean offset from animal ``i`` to its neighbours strictly within ``r``, and how many there are."""
+    n = 0
+    ax = 0.0
+    ay = 0.0
+    az = 0.0
+    for q in range(count[i]):
+        d = dist[i, q]
+        if d < r:
+            n += 1
+            ax += d * unit[i, q, 0]
+            ay += d * unit[i, q, 1]
+            az += d * unit[i, q, 2]
+    if n > 0:
+        ax /= n
+        ay /= n
+        az /= n
+    return ax, ay, az, n
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _unit_desire(ax, ay, az, n, weight):
+    """The unit vector of ``a`` and desire ``weight``; all zero (no opinion) without neighbours or for a zero ``a``."""
+    if n > 0:
+        length = math.sqrt(ax * ax + ay * ay + az * az)
+        if length > _TINY:
+            return ax / length, ay / length, az / length, weight
+    return 0.0, 0.0, 0.0, 0.0
+
+
 @behavior("school_cohesion", kind="neighbor", params=SchoolCohesionParams)
 def school_cohesion(agents, others, neighbors, p, time, dt, out):
     """dir = normalise(mean(p_j) − p_i) over d < R, des = w (seed 002, cohesion)."""
@@ -51,27 +82,8 @@ def school_cohesion(agents, others, neighbors, p, time, dt, out):
     dist = neighbors.distance
     unit = neighbors.direction
     for i in prange(count.shape[0]):
-        r = at(p.max_distance, i)
-        n = 0
-        ax = 0.0
-        ay = 0.0
-        az = 0.0
-        for q in range(count[i]):
-            d = dist[i, q]
-            if d < r:
-                n += 1
-                ax += d * unit[i, q, 0]
-                ay += d * unit[i, q, 1]
-                az += d * unit[i, q, 2]
-        ux = uy = uz = desire = 0.0
-        if n > 0:
-            ax /= n
-            ay /= n
-            az /= n
-            length = math.sqrt(ax * ax + ay * ay + az * az)
-            if length > _TINY:
-                ux, uy, uz = ax / length, ay / length, az / length
-                desire = at(p.weight_direction, i)
+        ax, ay, az, n = _mean_offset(i, at(p.max_distance, i), count, dist, unit)
+        ux, uy, uz, desire = _unit_desire(ax, ay, az, n, at(p.weight_direction, i))
         emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
 
 
@@ -89,27 +101,8 @@ def school_separation(agents, others, neighbors, p, time, dt, out):
     dist = neighbors.distance
     unit = neighbors.direction
     for i in prange(count.shape[0]):
-        r = at(p.max_distance, i)
-        n = 0
-        ax = 0.0
-        ay = 0.0
-        az = 0.0
-        for q in range(count[i]):
-            d = dist[i, q]
-            if d < r:
-                n += 1
-                ax += d * unit[i, q, 0]
-                ay += d * unit[i, q, 1]
-                az += d * unit[i, q, 2]
-        ux = uy = uz = desire = 0.0
-        if n > 0:
-            ax = -ax / n
-            ay = -ay / n
-            az = -az / n
-            length = math.sqrt(ax * ax + ay * ay + az * az)
-            if length > _TINY:
-                ux, uy, uz = ax / length, ay / length, az / length
-                desire = at(p.weight_direction, i)
+        ax, ay, az, n = _mean_offset(i, at(p.max_distance, i), count, dist, unit)
+        ux, uy, uz, desire = _unit_desire(-ax, -ay, -az, n, at(p.weight_direction, i))
         emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
 
 
@@ -140,13 +133,9 @@ def school_alignment(agents, others, neighbors, p, time, dt, out):
                 ax += ovel[j, 0]
                 ay += ovel[j, 1]
                 az += ovel[j, 2]
-        ux = uy = uz = desire = 0.0
         if n > 0:
             ax /= n
             ay /= n
             az /= n
-            length = math.sqrt(ax * ax + ay * ay + az * az)
-            if length > _TINY:
-                ux, uy, uz = ax / length, ay / length, az / length
-                desire = at(p.weight_direction, i)
+        ux, uy, uz, desire = _unit_desire(ax, ay, az, n, at(p.weight_direction, i))
         emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
