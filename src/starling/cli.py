@@ -169,7 +169,7 @@ def run(
     scenario: str = typer.Argument(..., help="Built-in scenario name or TOML path."),
     steps: Optional[int] = typer.Option(None, "--steps", min=0, help="Steps to run (default: the scenario's)."),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Random seed (default: the scenario's)."),
-    dt: Optional[float] = typer.Option(None, "--dt", min=1e-6, max=0.5, help="Fixed time step, s."),
+    dt: Optional[float] = typer.Option(None, "--dt", min=1e-6, help="Fixed time step, s (at most the scenario's max_dt)."),
     set_: List[str] = typer.Option([], "--set", help="Override a field (path=value) or a named parameter (NAME=value); repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout."),
     average: Optional[int] = typer.Option(None, "--average", min=1, help=(

@@ -182,3 +182,10 @@ def test_bench_scenario_with_a_query_but_no_sizes_profiles_the_scenario_with_tha
     assert result.exit_code == 0, result.output
     r = json.loads(result.stdout.strip().splitlines()[-1])
     assert r["scenario"] == "fish_tank" and r["animals"] == {"fish": 60} and r["step_ms"]["samples"] == 3
+
+
+def test_dt_is_bounded_by_the_scenarios_own_max_dt():
+    result = runner.invoke(app, ["run", "flock", "--steps", "1", "--dt", "0.6"])
+    assert result.exit_code == 2 and "dt: dt = 0.6 s exceeds this scenario's max_dt = 0.5 s" in result.output
+    result = runner.invoke(app, ["run", "vicsek", "--steps", "2", "--dt", "1", "--json"])  # max_dt = 1
+    assert result.exit_code == 0, result.output
