@@ -82,3 +82,11 @@ def test_per_animal_speeds():
     _, vel, _, _ = step(mover, state([[0, 0, 1]] * 2), [[1, 0, 0]] * 2, 0.1,
                         drawn={"max_speed": np.array([1.0, 2.0])})
     np.testing.assert_allclose(vel, [[1, 0, 0], [2, 0, 0]], atol=1e-6)
+
+
+def test_a_heading_mover_without_its_kernels_is_refused_when_defined():
+    from starling.motion.heading import HeadingMover
+
+    with pytest.raises(TypeError, match="Incomplete must set serial, parallel"):
+        class Incomplete(HeadingMover):  # noqa: F841 - defining it is the test
+            fields = (("max_speed", float),)

@@ -7,6 +7,8 @@ wrapping, and the Python class that hands a population to the kernels — lives 
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from numba import njit
 
@@ -63,14 +65,14 @@ class HeadingMover:
     """
 
     fields: tuple = ()
+    serial: Callable
+    parallel: Callable
 
-    @staticmethod
-    def serial(*args):  # pragma: no cover - replaced by each subclass
-        raise NotImplementedError
-
-    @staticmethod
-    def parallel(*args):  # pragma: no cover - replaced by each subclass
-        raise NotImplementedError
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        missing = [name for name in ("fields", "serial", "parallel") if not cls.__dict__.get(name)]
+        if missing:
+            raise TypeError(f"{cls.__name__} must set {', '.join(missing)} (see HeadingMover)")
 
     def __init__(self, params):
         self.params = params
