@@ -46,9 +46,10 @@ system-deps:
 demo: setup
 	$(BIN)/starling demo $(SCENE)
 
+# STARLING_REQUIRE_BROWSER: here Chromium was just installed, so a missing one is an error, not a skip.
 test: setup system-deps
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q
+	STARLING_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not browser and not slow"

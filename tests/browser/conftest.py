@@ -21,8 +21,12 @@ CHROMIUM_ARGS = [
 
 
 def pytest_collection_modifyitems(config, items):
-    if os.path.exists(CHROMIUM):
+    """Without Chromium the browser tests are skipped (a bare `pytest` on a machine without it);
+    under `make test` (which installs it, and sets STARLING_REQUIRE_BROWSER) that is an error."""
+    if os.path.exists(CHROMIUM) or not any("browser" in item.keywords for item in items):
         return
+    if os.environ.get("STARLING_REQUIRE_BROWSER"):
+        raise pytest.UsageError(f"{CHROMIUM} is absent but the browser tests are required: run `make system-deps`")
     skip = pytest.mark.skip(reason=f"{CHROMIUM} is absent: install Debian's chromium package (make system-deps)")
     for item in items:
         if "browser" in item.keywords:
