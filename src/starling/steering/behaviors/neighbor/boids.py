@@ -54,6 +54,16 @@ def _sees(distance, angle, max_distance, fov_rad):
     return distance < max_distance and 2.0 * abs(angle) <= fov_rad
 
 
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _breathing_unit(ax, ay, az, per, weight, time, period, amplitude, phase_deg):
+    """The unit vector of ``a`` with desire ``weight · b(t)``; no opinion (all zero) when ``|a| / per``
+    is below 1e-9 or ``per`` is 0 (nobody in view)."""
+    length = math.sqrt(ax * ax + ay * ay + az * az)
+    if per > 0 and length / per >= 1e-9:
+        return ax / length, ay / length, az / length, weight * breath(time, period, amplitude, phase_deg)
+    return 0.0, 0.0, 0.0, 0.0
+
+
 class BoidParams(NeighborBehaviorParams):
     """A slides-style boid rule: unit direction × weight, optionally breathing in time.
 
@@ -118,12 +128,9 @@ def boid_cohesion(agents, others, neighbors, p, time, dt, out):
             ay += d * unit[i, q, 1]
             az += d * unit[i, q, 2]
         # finish: the mean offset (centroid − self); its direction only matters
-        ux = uy = uz = desire = 0.0
-        length = math.sqrt(ax * ax + ay * ay + az * az)
-        if seen > 0 and length / seen >= 1e-9:
-            ux, uy, uz = ax / length, ay / length, az / length
-            desire = at(p.weight_direction, i) * breath(time, at(p.breathing_period, i),
-                                                        at(p.breathing_amplitude, i), at(p.breathing_phase_deg, i))
+        ux, uy, uz, desire = _breathing_unit(ax, ay, az, seen, at(p.weight_direction, i), time,
+                                             at(p.breathing_period, i), at(p.breathing_amplitude, i),
+                                             at(p.breathing_phase_deg, i))
         emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
 
 
@@ -148,12 +155,9 @@ def boid_alignment(agents, others, neighbors, p, time, dt, out):
             ax += ofwd[j, 0]
             ay += ofwd[j, 1]
             az += ofwd[j, 2]
-        ux = uy = uz = desire = 0.0
-        length = math.sqrt(ax * ax + ay * ay + az * az)
-        if length >= 1e-9:
-            ux, uy, uz = ax / length, ay / length, az / length
-            desire = at(p.weight_direction, i) * breath(time, at(p.breathing_period, i),
-                                                        at(p.breathing_amplitude, i), at(p.breathing_phase_deg, i))
+        ux, uy, uz, desire = _breathing_unit(ax, ay, az, 1, at(p.weight_direction, i), time,
+                                             at(p.breathing_period, i), at(p.breathing_amplitude, i),
+                                             at(p.breathing_phase_deg, i))
         emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
 
 
@@ -178,10 +182,7 @@ def boid_separation(agents, others, neighbors, p, time, dt, out):
             ax -= k * unit[i, q, 0]
             ay -= k * unit[i, q, 1]
             az -= k * unit[i, q, 2]
-        ux = uy = uz = desire = 0.0
-        length = math.sqrt(ax * ax + ay * ay + az * az)
-        if length >= 1e-9:
-            ux, uy, uz = ax / length, ay / length, az / length
-            desire = at(p.weight_direction, i) * breath(time, at(p.breathing_period, i),
-                                                        at(p.breathing_amplitude, i), at(p.breathing_phase_deg, i))
+        ux, uy, uz, desire = _breathing_unit(ax, ay, az, 1, at(p.weight_direction, i), time,
+                                             at(p.breathing_period, i), at(p.breathing_amplitude, i),
+                                             at(p.breathing_phase_deg, i))
         emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
