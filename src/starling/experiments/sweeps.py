@@ -24,7 +24,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from ..config import ConfigError, Problem
+from ..config import ConfigError, Problem, load_scenario_config
 from ..simulation import load_scenario
 
 METRICS = ("polarization", "milling", "largest_group")
@@ -142,13 +142,13 @@ def _check(sweep: Sweep) -> None:
         problems.append(Problem("metrics", f"unknown {unknown}; known: {', '.join(METRICS)}"))
     if problems:
         raise ConfigError(problems)
-    # the scenario, the parameter and the species, checked before any run
-    sim = load_scenario(sweep.scenario, seed=sweep.seeds[0],
-                        overrides=(*sweep.overrides, f"{sweep.parameter}={sweep.values[0]!r}"), record_debug=False)
-    if sweep.parameter not in sim.scenario.parameters:
+    # the scenario, the parameter and the species, checked on the config before any run is built
+    scenario = load_scenario_config(sweep.scenario, (*sweep.overrides, f"{sweep.parameter}={sweep.values[0]!r}"))
+    if sweep.parameter not in scenario.parameters:
         raise ConfigError([Problem(sweep.parameter, f"is not a named parameter of {sweep.scenario}")])
-    if sweep.species not in sim.species:
-        raise ConfigError([Problem("species", f"{sweep.species!r} is not in {sweep.scenario} ({', '.join(sim.species)})")])
+    names = [sp.name for sp in scenario.species]
+    if sweep.species not in names:
+        raise ConfigError([Problem("species", f"{sweep.species!r} is not in {sweep.scenario} ({', '.join(names)})")])
 
 
 def write_summary(result: SweepResult, path: Path) -> None:
