@@ -344,6 +344,11 @@ def serve(
     no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser."),
     realtime: bool = typer.Option(True, "--realtime/--fast", help="Pace to real time, or run as fast as possible."),
     set_: List[str] = typer.Option([], "--set", help="Override a field (path=value) or a named parameter (NAME=value); repeatable."),
+    record_to: Optional[Path] = typer.Option(None, "--record", help=(
+        "Record the live session into this Zarr directory, edits and player actions included; "
+        "another scenario loaded in the app goes to NAME-2.zarr, NAME-3.zarr, …")),
+    every: int = typer.Option(1, "--every", min=1, help="With --record: keep every K-th step."),
+    precision: str = typer.Option("float32", "--precision", help="With --record: float32 or float16 arrays."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Run the live app: the simulation streamed to a 3D view in the browser."""
@@ -356,10 +361,37 @@ def serve(
         load_scenario_config(name, set_)  # fail fast, with the field named, before binding a port
     except ConfigError as e:
         _config_fail(e)
+    recorder = None
+    if record_to is not None:
+        if precision not in ("float32", "float16"):
+            _fail(f"--precision: {precision!r} is not float32 or float16")
+        if record_to.exists():
+            _fail(f"--record: {record_to} already exists; choose a new path (a recording is never overwritten)")
+        recorder = _session_recorder(record_to, every, precision)
     try:
-        run_server(name, host=host, port=port, open_browser=not no_browser, realtime=realtime, overrides=set_)
+        run_server(name, host=host, port=port, open_browser=not no_browser, realtime=realtime, overrides=set_,
+                   recorder=recorder)
     except OSError as e:
         _fail(f"cannot listen on {host}:{port}: {e.strerror or e}")
+
+
+def _session_recorder(path: Path, every: int, precision: str):
+    """What the live server calls for each scenario it loads: a recorder to the next free path."""
+    from .recording import Recorder
+
+    taken = [0]
+
+    def start(sim, name: str):
+        while True:
+            taken[0] += 1
+            target = path if taken[0] == 1 else path.with_name(f"{path.stem}-{taken[0]}{path.suffix}")
+            if not target.exists():
+                break
+        recorder = Recorder(sim, target, every=every, precision=precision, scenario_name=name, flush_seconds=2.0)
+        err.print(f"recording '{name}' into {target}", highlight=False)
+        return recorder
+
+    return start
 
 
 @app.command()
@@ -370,7 +402,8 @@ def demo(
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """The main job: the live app on the default scene (what `make demo` runs)."""
-    serve(scenario, host="127.0.0.1", port=port, no_browser=no_browser, realtime=True, set_=[], plugin=plugin)
+    serve(scenario, host="127.0.0.1", port=port, no_browser=no_browser, realtime=True, set_=[], record_to=None, every=1,
+          precision="float32", plugin=plugin)
 
 
 @app.command()
