@@ -510,6 +510,9 @@ def bench(
                                            "(built-in name or TOML): step medians, kernel share, phases, reconfigure."),
     steps: int = typer.Option(300, "--steps", min=1, help="--scenario: timed steps after the warm-up."),
     set_: List[str] = typer.Option([], "--set", help="--scenario: override a field (path=value) or a named parameter (NAME=value); repeatable."),
+    record: Optional[str] = typer.Option(None, "--record", help="--scenario: measure what recording at this "
+                                         "precision (float32 or float16) adds to the step."),
+    record_every: int = typer.Option(1, "--record-every", min=1, help="--record: keep every K-th step."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
@@ -524,6 +527,27 @@ def bench(
         methods = sorted(q.name for q in registry.queries())
         if query not in methods:
             _fail(f"--query: expected one of {', '.join(methods)}, got {query!r}")
+    if record is not None and scenario is None:
+        _fail("--record: measures a scenario's recording cost; give --scenario NAME too")
+    if scenario is not None and record is not None:
+        if record not in ("float32", "float16"):
+            _fail(f"--record: {record!r} is not float32 or float16")
+        from .recording.bench import bench_recording
+
+        try:
+            r = bench_recording(scenario, steps=steps, precision=record, every=record_every,
+                                overrides=tuple(set_))
+        except ConfigError as e:
+            _config_fail(e)
+        if as_json:
+            sys.stdout.write(json.dumps(r) + "\n")
+            return
+        out.print(f"{r['scenario']}: {r['animals']}, recording {r['precision']} every {r['every']} step(s)",
+                  highlight=False)
+        out.print(f"mean step {r['step_ms']:.3f} ms plain, {r['recorded_step_ms']:.3f} ms recorded: "
+                  f"{100 * r['overhead']:+.1f} %; {r['bytes_per_frame'] / 1e3:.1f} kB a frame "
+                  f"({r['bytes_per_animal_frame']:.2f} B an animal)", highlight=False)
+        return
     if scenario is not None:
         from .bench_scenario import bench_named_scenario, bench_scenario_sizes, scenario_overrides
 
