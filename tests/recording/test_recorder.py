@@ -278,3 +278,21 @@ def test_run_record_refuses_an_existing_path_and_a_bad_precision(tmp_path, small
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout.strip().splitlines()[-1])
     assert data["recording"] == {"path": str(tmp_path / "y.zarr"), "frames": 2, "every": 2, "precision": "float32"}
+
+
+def test_bench_record_reports_the_overhead_and_the_bytes_per_animal():
+    from typer.testing import CliRunner
+
+    from starling.cli import app
+
+    result = CliRunner().invoke(app, ["bench", "--scenario", "flock", "--record", "float16", "--steps", "8",
+                                      "--set", "n=100", "--json"])
+    assert result.exit_code == 0, result.output
+    r = json.loads(result.stdout.strip().splitlines()[-1])
+    assert r["animals"] == {"bird": 100} and r["precision"] == "float16" and r["rounds"] == 3
+    assert r["recorded_step_ms"] > 0 and r["step_ms"] > 0
+    assert r["overhead"] == pytest.approx(r["recorded_step_ms"] / r["step_ms"] - 1, abs=1e-3)
+    # positions and velocities at 2 bytes, an orientation, a uid, a state: compressed, well under 32 B
+    assert 2 < r["bytes_per_animal_frame"] < 32
+    result = CliRunner().invoke(app, ["bench", "--record", "float16"])
+    assert result.exit_code == 2 and "--scenario" in result.output
