@@ -327,6 +327,86 @@ def experiment(
               highlight=False)
 
 
+@app.command()
+def sweep(
+    file: Path = typer.Argument(..., help="Sweep file (TOML): scenario, parameters, design, replicates, metrics."),
+    backend: str = typer.Option("local", "--backend", help="local (worker processes here) or ray."),
+    address: Optional[str] = typer.Option(None, "--address", help="--backend ray: a running cluster "
+                                          "(host:port of `ray start --head`); default: start Ray here."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Worker processes (local; default 1) "
+                                          "or CPUs for a Ray started here (default: all)."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Output folder (default sweeps/FILE-STEM)."),
+    resume: bool = typer.Option(False, "--resume", help="Finish an interrupted sweep: run only what --out lacks."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (counts, paths, summary)."),
+    plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
+) -> None:
+    """Run a sweep file: every parameter set × replicate, locally or on Ray; Parquet rows, summary, plots."""
+    from .experiments.backends import make_backend
+    from .experiments.driver import run_sweep_file
+    from .experiments.sweep_file import load_sweep
+
+    _load_plugins(plugin)
+    if backend not in ("local", "ray"):
+        _fail(f"--backend: {backend!r} is not local or ray")
+    if address is not None and backend != "ray":
+        _fail("--address: only with --backend ray")
+    try:
+        plan = load_sweep(file)
+    except ConfigError as e:
+        _config_fail(e)
+    target = out_dir or Path("sweeps") / file.stem
+    counts = {"ok": 0, "failed": 0}
+    state: dict = {}
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), TimeRemainingColumn(),
+                  console=err, transient=as_json, disable=not err.is_terminal and as_json) as progress:
+
+        def on_start(total: int, done: int) -> None:
+            state["task"] = progress.add_task(file.stem, total=total, completed=done, failed=0)
+            state["total"], state["skipped"] = total, done
+
+        def on_row(row: dict) -> None:
+            counts["ok" if row["status"] == "ok" else "failed"] += 1
+            progress.update(state["task"], advance=1, failed=counts["failed"])
+            if row["status"] != "ok" and not as_json:
+                progress.console.print(f"run {row['index']} (seed {row['seed']}) failed: {row['error']}",
+                                       highlight=False, markup=False)
+
+        t0 = time.perf_counter()
+        try:
+            output, summary = run_sweep_file(plan, make_backend(backend, workers, address), target, resume=resume,
+                                             on_start=on_start, on_row=on_row)
+        except ConfigError as e:
+            _config_fail(e)
+        except KeyboardInterrupt:
+            err.print(f"interrupted: {counts['ok'] + counts['failed']} runs kept in {target}; "
+                      "--resume runs the rest", highlight=False)
+            raise typer.Exit(130)
+        except ConnectionError as e:
+            _fail(f"--address: cannot reach the Ray cluster at {address}: {e}")
+    wall = time.perf_counter() - t0
+    result = {"sweep": str(file), "backend": backend, "runs": state.get("total", 0), "skipped": state.get("skipped", 0),
+              "ok": counts["ok"], "failed": counts["failed"], "wall_s": round(wall, 3), "out": str(target),
+              "summary": summary}
+    if as_json:
+        sys.stdout.write(json.dumps(result) + "\n")
+        return
+    params = list(plan.spec.parameters)
+    columns = plan.columns()
+    table = Table(*params, "runs", *columns, box=None)
+    for s in summary:
+        cells = []
+        for c in columns:
+            mean, low, high = s[f"{c}.mean"], s[f"{c}.ci_low"], s[f"{c}.ci_high"]
+            cells.append("–" if mean is None else f"{mean:.3g}" + ("" if low is None else f" ± {(high - low) / 2:.2g}"))
+        table.add_row(*[f"{s[p]:g}" if isinstance(s[p], (int, float)) else str(s[p]) for p in params],
+                      f"{s['runs'] - s['failed']}/{s['runs']}", *cells)
+    out.print(table)
+    out.print(f"{counts['ok']} runs ok, {counts['failed']} failed"
+              + (f", {state['skipped']} already done" if state.get("skipped") else "")
+              + f" in {wall:.1f} s; results in {target}", highlight=False)
+
+
 DEFAULT_SCENE_ORDER = ("meadow", "lagoon", "pasture", "pond", "flock")
 
 
