@@ -42,21 +42,32 @@ def _fail(message: str, code: int = 2) -> None:
 PLUGIN_HELP = "Load a module first (dotted name from the working directory, or a .py file); repeatable."
 
 
-@contextlib.contextmanager
-def _terminate_as_interrupt():
-    """SIGTERM (a scheduler or ``kill``) ends a run like Ctrl-C: cleanly, with a valid recording."""
-    def on_term(signum, frame):
-        raise KeyboardInterrupt
+class _StopRequest:
+    """Ctrl-C or SIGTERM asks a run to stop after the step it is in; a second one stops it at once."""
 
+    def __init__(self) -> None:
+        self.requested = False
+
+    def __call__(self, signum, frame) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+
+@contextlib.contextmanager
+def _stop_between_steps():
+    """Install :class:`_StopRequest` for SIGINT and SIGTERM (a scheduler's stop) while a run goes."""
+    stop = _StopRequest()
     try:
-        previous = signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread (a test runner's worker): nothing to install
-        yield
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread (a test runner's worker): Ctrl-C stays an exception
+        yield stop
         return
     try:
-        yield
+        yield stop
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _load_plugins(specs: List[str]) -> None:
@@ -228,23 +239,27 @@ def run(
     samples: Optional[dict] = None if average is None else {name: [] for name in sim.species}
     step_ms: list[float] = []
     t0 = time.perf_counter()
-    done = 0
+    interrupted = False
     try:
-        with _terminate_as_interrupt(), Progress(
+        with _stop_between_steps() as stop, Progress(
                 TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                 TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=as_json,
                 disable=not err.is_terminal and as_json) as progress:
             task = progress.add_task(sim.scenario.name, total=total)
             for i in range(total):
+                if stop.requested:
+                    break
                 sim.step()
-                done += 1
                 step_ms.append(sim.last_step_ms)
                 if samples is not None and i >= total - average:
                     metrics = sim.metrics()
                     for name in samples:
                         samples[name].append(_order(metrics[name]))
                 progress.advance(task)
-    except KeyboardInterrupt:
+            interrupted = stop.requested
+    except KeyboardInterrupt:  # a second Ctrl-C: mid-step, so the recording keeps its last whole block
+        interrupted = True
+    if interrupted:
         if recorder is not None:
             recorder.close()
             err.print(f"interrupted at step {sim.step_count}: {record_to} holds {recorder.frames} frames "

@@ -294,6 +294,7 @@ class Simulation:
         observers = self._observers
         changes = _changed_paths(self.config_data(), new.config_data())
         new.world.journal = self.world.journal
+        new.world.journal.follow(new.world.clock)
         new.world.journal.log("edit", source=source or None, changes=changes)
         for name, pop in new.world.populations.items():
             held = self.world.populations.get(name)

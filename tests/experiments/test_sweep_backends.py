@@ -245,3 +245,13 @@ def test_a_sweep_runs_on_a_ray_head_started_with_ray_start(tmp_path):
     finally:
         subprocess.run([ray_bin, "stop", "--force"], env=env, capture_output=True, timeout=120)
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_an_unreachable_ray_address_is_one_line_and_leaves_no_output(tmp_path):
+    sweep_file = tmp_path / "s.toml"
+    sweep_file.write_text('scenario = "vicsek"\nsteps = 5\n[parameters]\neta = [1.0]\n')
+    port = _free_port()  # nothing listens there
+    result = CliRunner().invoke(app, ["sweep", str(sweep_file), "--backend", "ray", "--address",
+                                      f"127.0.0.1:{port}", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "--address" in result.output and "nothing answers" in result.output
+    assert not (tmp_path / "out").exists()

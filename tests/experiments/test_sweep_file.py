@@ -72,3 +72,28 @@ def test_a_metric_the_scenario_does_not_report_is_refused_before_any_run():
     with pytest.raises(ConfigError) as info:
         check_metrics(sweep)
     assert info.value.problems[0].path == "metrics.0.name" and "polarization" in info.value.problems[0].message
+
+
+def test_the_sweep_files_under_experiments_are_valid():
+    from pathlib import Path
+
+    from starling.experiments.sweep_file import load_sweep
+
+    folder = Path(__file__).resolve().parents[2] / "experiments"
+    files = sorted(folder.glob("*.toml"))
+    assert {f.stem for f in files} >= {"vicsek", "couzin"}
+    for f in files:
+        sweep = load_sweep(f)
+        check_metrics(sweep)
+        assert sweep.runs()
+
+
+def test_a_missing_or_broken_sweep_file_is_named(tmp_path):
+    from starling.experiments.sweep_file import load_sweep
+
+    with pytest.raises(ConfigError, match="no such file"):
+        load_sweep(tmp_path / "none.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("scenario = \n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_sweep(broken)

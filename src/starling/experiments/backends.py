@@ -9,6 +9,7 @@ retries on Ray — and only then recorded as failed.
 from __future__ import annotations
 
 import multiprocessing
+import socket
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -41,6 +42,9 @@ class LocalBackend:
     def __init__(self, workers: int = 1, retries: int = 3):
         self.workers = max(1, int(workers))
         self.retries = retries
+
+    def check(self) -> None:
+        """Nothing to check: the workers are this machine's processes."""
 
     def run(self, tasks: list[dict], on_result: OnResult) -> None:
         ctx = multiprocessing.get_context("forkserver")
@@ -88,6 +92,11 @@ class RayBackend:
         self.address = address
         self.retries = retries
 
+    def check(self) -> None:
+        """Refuse an unreachable ``address`` before anything is written."""
+        if self.address:
+            _reachable(self.address)
+
     def run(self, tasks: list[dict], on_result: OnResult) -> None:
         import ray
 
@@ -117,6 +126,20 @@ class RayBackend:
         finally:
             if started_here:
                 ray.shutdown()
+
+
+def _reachable(address: str, timeout: float = 5.0) -> None:
+    """Refuse an address nothing listens on at once (Ray itself retries for minutes)."""
+    if address == "auto":
+        return
+    hostport = address.split("://", 1)[-1]
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConnectionError(f"{address!r} is not HOST:PORT")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ConnectionError(f"nothing answers at {host}:{port} ({exc.strerror or exc})") from None
 
 
 def make_backend(name: str, workers: Optional[int], address: Optional[str]):

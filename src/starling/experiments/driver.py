@@ -25,6 +25,7 @@ def run_sweep_file(sweep: Sweep, backend, out_dir: Path, *, resume: bool = False
     each finishes (after it is on disk).
     """
     check_metrics(sweep)
+    backend.check()
     output = SweepOutput(out_dir, sweep, resume=resume)
     runs = sweep.runs()
     done = output.done

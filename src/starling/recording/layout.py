@@ -8,7 +8,7 @@ writer leaves a store that opens)::
       zarr.json                  attributes["starling_recording"]: FORMAT, scenario, config, seed, dt, …
       frames/step  (F,)          int64, -1 until the frame's block is complete (written last)
       frames/time  (F,)          float64
-      pop/<name>/uid          (F, cap)     int64, -1 on empty slots (alive = uid >= 0)
+      pop/<name>/uid          (F, cap)     int32, -1 on empty slots (alive = uid >= 0)
       pop/<name>/origin       (F, 3)       float64, subtracted from the stored positions
       pop/<name>/position     (F, cap, 3)  float16 | float32, relative to origin
       pop/<name>/velocity     (F, cap, 3)  float16 | float32

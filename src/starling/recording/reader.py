@@ -206,6 +206,8 @@ class Recording:
             data = (data.astype(np.float64) + origin[:, None, :]).astype(np.float32)
         elif name == "velocity":
             data = data.astype(np.float32)
+        elif name == "uid":
+            data = data.astype(np.int64)
         return data
 
     def blocks(self, population: str) -> Iterator[tuple[int, dict]]:

@@ -25,6 +25,10 @@ class Journal:
         self._entries: deque = deque(maxlen=maxlen)
         self._next = 0
 
+    def follow(self, clock) -> None:
+        """Stamp entries with ``clock`` from now on (a reconfigured simulation has a new world)."""
+        self._clock = clock
+
     @property
     def next_seq(self) -> int:
         """The sequence number the next entry will get (a reader starts from here)."""
