@@ -6,8 +6,6 @@ against what the recording holds, so a frame off by one or a wrong position fail
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
@@ -21,59 +19,27 @@ STEPS = 60
 EVERY = 2
 
 
-class _FakeRecording:
-    """A recording held in memory, made by stepping the real flock (the reader's interface)."""
+def make_recording(path, birds: int = 40):
+    """A real recording of the flock (every 2nd of 60 steps, metrics every 10) with three
+    events: scripted notes at steps 14 and 30 and a live edit at step 44."""
+    import starling
+    from starling.recording import Recorder, open_recording
 
-    def __init__(self) -> None:
-        import starling
-
-        sim = starling.load_scenario("flock", seed=3, overrides=("species.bird.count=40",))
-        self.scenario, self.config, self.seed, self.dt = "flock", sim.config_data(), 3, float(sim.dt)
-        self.every, self.precision = EVERY, "float32"
-        self.species = list(sim.species)
-        self.populations = list(self.species)
-        frames, steps, times = [], [], []
-        metric_rows: list[dict] = []
-        for k in range(STEPS // EVERY + 1):
-            if k:
-                sim.step(EVERY)
-            pop = sim.population("bird")
-            frames.append({"bird": SimpleNamespace(
-                uid=pop.uid.astype(np.int64).copy(), position=pop.position.astype(np.float32).copy(),
-                velocity=pop.velocity.astype(np.float32).copy(), forward=pop.forward.astype(np.float32).copy(),
-                up=pop.up.astype(np.float32).copy(), state=np.full(pop.n, -1, np.int16))})
-            steps.append(sim.step_count)
-            times.append(sim.time)
-            if sim.step_count % 10 == 0:
-                metric_rows.append({"step": sim.step_count, "time": sim.time, **sim.metrics()["bird"]})
-        self._frames = frames
-        self.steps, self.times = np.array(steps, np.int64), np.array(times)
-        self.n_frames = len(frames)
-        self.metrics = {"bird": {k: np.array([float(r[k]) if r[k] is not None else np.nan for r in metric_rows])
-                                 for k in metric_rows[0] if isinstance(metric_rows[0][k], (int, float))}}
-        self.counters = {}
-        self.events = [
-            {"step": 7, "time": 7 * self.dt, "kind": "death", "species": "bird", "uid": 3, "position": None,
-             "detail": {"cause": "predation"}},
-            {"step": 30, "time": 30 * self.dt, "kind": "spawn", "species": "bird", "uid": 99, "position": None,
-             "detail": {}},
-            {"step": 44, "time": 44 * self.dt, "kind": "death", "species": "bird", "uid": 5, "position": None,
-             "detail": {"cause": "starvation"}},
-        ]
-
-    def __len__(self) -> int:
-        return self.n_frames
-
-    def frame(self, i: int) -> dict:
-        return self._frames[i]
-
-    def state_names(self, species: str) -> list[str]:
-        return []
+    sim = starling.load_scenario("flock", seed=3, overrides=(f"species.bird.count={birds}",))
+    with Recorder(sim, path, every=EVERY, metrics_every=10):
+        sim.step(14)
+        sim.world.journal.log("scripted", note="gust")
+        sim.step(16)
+        sim.world.journal.log("scripted", note="calm")
+        sim.step(14)
+        sim.set("species.bird.mover.max_speed=9")
+        sim.step(STEPS - 44)
+    return open_recording(path)
 
 
 @pytest.fixture(scope="module")
-def recording():
-    return _FakeRecording()
+def recording(tmp_path_factory):
+    return make_recording(tmp_path_factory.mktemp("replay") / "small.zarr")
 
 
 @pytest.fixture
@@ -142,7 +108,7 @@ def test_the_scene_is_the_recorded_scenario_with_a_timeline(replay, recording):
     timeline = scene["replay"]
     assert timeline["n_frames"] == recording.n_frames == STEPS // EVERY + 1
     assert timeline["steps"] == recording.steps.tolist()
-    assert [(e["frame"], e["kind"]) for e in timeline["events"]] == [(4, "death"), (15, "spawn"), (22, "death")]
+    assert [(e["frame"], e["kind"]) for e in timeline["events"]] == [(7, "scripted"), (15, "scripted"), (22, "edit")]
     first = F.decode_frame(sink.frames[0])
     assert first.step == 0 and first.paused
 
@@ -214,15 +180,20 @@ def test_next_and_previous_event_land_on_the_events_frames(replay, recording):
         ack = sink.events[-1][1]
         assert ack["type"] == "ack" and ack["action"] == "next_event"
         landed.append(None if ack["result"] is None else (ack["result"]["frame"], ack["result"]["event"]["step"]))
-    assert landed == [(4, 7), (15, 30), (22, 44), None]  # nothing after the last event
+    assert landed == [(7, 14), (15, 30), (22, 44), None]  # nothing after the last event
     assert runner.frame_index == 22
     frame = F.decode_frame(sink.frames[-1])
     assert frame.step == int(recording.steps[22]) == 44
     before_events = len(sink.events)
-    runner.submit(1, P.PrevEvent(type="prev_event", kind="death"))
+    runner.submit(1, P.PrevEvent(type="prev_event", kind="scripted"))
     wait_for(lambda: len(sink.events) > before_events, what="the jump's answer")
-    assert sink.events[-1][1]["result"]["frame"] == 4  # skips the spawn
-    assert runner.frame_index == 4
+    assert sink.events[-1][1]["result"]["frame"] == 15
+    _seek(runner, sink, 14)
+    before_events = len(sink.events)
+    runner.submit(1, P.NextEvent(type="next_event", kind="edit"))
+    wait_for(lambda: len(sink.events) > before_events, what="the jump's answer")
+    assert sink.events[-1][1]["result"]["frame"] == 22  # skips the scripted note at frame 15
+    assert runner.frame_index == 22
 
 
 def test_bad_replay_messages_get_one_error_and_change_nothing(replay, recording):
@@ -243,7 +214,7 @@ def test_bad_replay_messages_get_one_error_and_change_nothing(replay, recording)
     assert len(errors) == len(bad)
     assert errors[0] == (f"frame: {recording.n_frames} is out of range; this recording has "
                          f"{recording.n_frames} frames (0 to {recording.n_frames - 1})")
-    assert errors[1] == "kind: no 'eclipse' events in this recording; it has: death, spawn"
+    assert errors[1] == "kind: no 'eclipse' events in this recording; it has: edit, scripted"
     assert "a replay only shows what was recorded" in errors[2] and errors[2].startswith("type: 'fire'")
     assert errors[3].startswith("type: 'scenario'")
     assert errors[4].startswith("species: unknown species 'shark'")

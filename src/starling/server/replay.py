@@ -42,7 +42,8 @@ def build_scene_simulation(rec: Any) -> Any:
     from ..config import validate_scenario
     from ..simulation import Simulation
 
-    return Simulation(validate_scenario(dict(rec.config), str(rec.scenario)), record_debug=False)
+    base_dir = (getattr(rec, "header", None) or {}).get("base_dir")  # where its meshes and height maps live
+    return Simulation(validate_scenario(dict(rec.config), str(rec.scenario), base_dir=base_dir), record_debug=False)
 
 
 def event_frames(steps: np.ndarray, event_steps: np.ndarray) -> np.ndarray:
