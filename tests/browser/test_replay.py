@@ -93,6 +93,15 @@ def test_scrubbing_back_shows_the_animals_where_they_were(page, recording):
     moved = np.array([np.linalg.norm(late[uid] - early[uid]) for uid in truth.uid.tolist()])
     assert np.median(moved) > 0.5
 
+    uid = int(truth.uid[0])  # selecting a bird inspects it as recorded at this frame
+    page.evaluate(f"() => window.__starling.select('bird', {uid})")
+    page.wait_for_function("() => { const i = window.__starling.state().inspect; return i && i.alive; }",
+                           timeout=10_000)
+    info = _state(page)["inspect"]
+    assert info["uid"] == uid and info["step"] == int(recording.steps[5])
+    assert np.allclose(info["position"], truth.position[0], atol=1e-4)
+    assert page.is_visible("#inspector")
+
 
 def test_the_event_buttons_land_on_the_recorded_event(page, recording):
     markers = page.evaluate("""() => {

@@ -143,7 +143,7 @@ export class App {
 
   private onConnection(connected: boolean): void {
     $("conn").classList.toggle("ok", connected);
-    $("conn-text").textContent = connected ? "live" : "reconnecting…";
+    $("conn-text").textContent = connected ? this.liveWord() : "reconnecting…";
     if (!connected) this.clearSelection();
   }
 
@@ -209,13 +209,19 @@ export class App {
     }
     select.value = scene.scenario;
     const about = $("scenario-about");
-    about.textContent = about.title = descriptions[scene.scenario] ?? "";
+    const description = descriptions[scene.scenario] ?? "";
+    about.textContent = about.title = scene.replay ? `Replay of ${scene.replay.file}: ${description}` : description;
     const missing = Object.entries(scene.player).filter(([, ok]) => !ok).map(([k]) => k.replace("_", " "));
     $("player-availability").textContent = missing.length
       ? `Not available in this scenario: ${missing.join(", ")}.`
       : "All player actions are available.";
     $<HTMLButtonElement>("act-fire").disabled = !scene.player.fire;
     $<HTMLButtonElement>("act-apple").disabled = !scene.player.throw_apple;
+  }
+
+  /** What the connection badge says while connected. */
+  private liveWord(): string {
+    return this.timeline.active ? "replay" : "live";
   }
 
   private onStatus(status: StatusMessage): void {
@@ -231,7 +237,7 @@ export class App {
     if (status.error && status.error !== this.statusError) this.toast(status.error, "error");
     this.statusError = status.error;
     if (status.loading) $("conn-text").textContent = `loading ${status.scenario}…`;
-    else if (this.connection.connected) $("conn-text").textContent = "live";
+    else if (this.connection.connected) $("conn-text").textContent = this.liveWord();
   }
 
   private onInspect(info: InspectMessage): void {

@@ -55,12 +55,12 @@ export class Timeline {
   constructor(private readonly root: HTMLElement, private readonly send: (m: ClientMessage) => boolean) {
     root.innerHTML = `
       <button class="tl-play" title="Play / pause (Space)">Play</button>
-      <button class="tl-prev" title="Previous event ([)">⏮ Event</button>
+      <button class="tl-prev" title="Previous event ([)">◀ Event</button>
       <div class="tl-track">
         <canvas class="tl-markers"></canvas>
         <input class="tl-slider" type="range" min="0" max="0" step="1" value="0" aria-label="Recorded frame" />
       </div>
-      <button class="tl-next" title="Next event (])">Event ⏭</button>
+      <button class="tl-next" title="Next event (])">Event ▶</button>
       <select class="tl-kind" title="Which events the jumps stop at"><option value="">any event</option></select>
       <label class="field">Speed
         <select class="tl-speed" title="Recorded seconds per second">
