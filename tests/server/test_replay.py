@@ -6,6 +6,7 @@ against what the recording holds, so a frame off by one or a wrong position fail
 from __future__ import annotations
 
 import math
+import time
 import numpy as np
 import pytest
 
@@ -261,3 +262,19 @@ def test_status_carries_the_recorded_metrics_and_counts(replay, recording):
     assert status["metrics_step"] == 20
     j = int(np.flatnonzero(recording.metrics["bird"]["step"] == 20)[0])
     assert math.isclose(status["metrics"]["bird"]["polarization"], recording.metrics["bird"]["polarization"][j])
+
+
+def test_speed_paces_the_playhead_by_recorded_time(replay, recording):
+    runner, sink = replay
+    frame_dt = float(recording.times[1] - recording.times[0])  # 2 steps of 1/30 s
+    runner.submit(1, P.Speed(type="speed", multiplier=0.25))
+    start = time.perf_counter()
+    runner.submit(1, P.Resume(type="resume"))
+    wait_for(lambda: runner.frame_index >= 1, what="slow playback to move")
+    time.sleep(0.6)
+    shown = runner.frame_index
+    # at ¼× the playhead is never further than a quarter of the wall time since play was asked
+    assert 1 <= shown <= math.floor((time.perf_counter() - start) * 0.25 / frame_dt + 1e-6)
+    runner.submit(1, P.Speed(type="speed", multiplier=8.0))
+    wait_for(lambda: not runner.playing, timeout=10, what="fast playback to reach the end")
+    assert runner.frame_index == recording.n_frames - 1
