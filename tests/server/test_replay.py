@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import time
+
 import numpy as np
 import pytest
 
