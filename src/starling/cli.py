@@ -502,6 +502,35 @@ def demo(
 
 
 @app.command()
+def replay(
+    file: str = typer.Argument(..., help="A recording written by `starling run --record FILE`."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (127.0.0.1 keeps it on this machine)."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port."),
+    no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser."),
+    plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
+) -> None:
+    """Replay a recording in the app: scrub, play, change speed, jump between events."""
+    from .config import validate_scenario
+    from .recording import RecordingError, open_recording
+    from .server import serve_replay
+
+    _load_plugins(plugin)
+    try:
+        rec = open_recording(file)
+        rec.frame(0), rec.frame(len(rec) - 1)  # a damaged first or last block is refused now, not mid-replay
+    except RecordingError as e:
+        _fail(str(e))
+    try:  # the scene is rebuilt from the recorded config: check it before binding a port
+        validate_scenario(dict(rec.config), str(rec.scenario))
+    except ConfigError as e:
+        _config_fail(e)
+    try:
+        serve_replay(rec, Path(file).name, host=host, port=port, open_browser=not no_browser)
+    except OSError as e:
+        _fail(f"cannot listen on {host}:{port}: {e.strerror or e}")
+
+
+@app.command()
 def warm(
     scenarios: Optional[List[str]] = typer.Argument(None, help="Scenario names or TOML paths (default: every built-in)."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),

@@ -20,6 +20,7 @@ import { EnvironmentView } from "./render/environment";
 import { World } from "./render/world";
 import { Charts } from "./ui/charts";
 import { Inspector } from "./ui/inspector";
+import { Timeline } from "./ui/timeline";
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -39,6 +40,7 @@ export class App {
   readonly overlay: SelectionOverlay;
   readonly inspector: Inspector;
   readonly charts: Charts;
+  readonly timeline: Timeline;
   readonly connection: Connection;
   layers: SpeciesLayer[] = [];
   scene: SceneMessage | null = null;
@@ -104,6 +106,7 @@ export class App {
     this.world.scene.add(this.overlay.group);
     this.inspector = new Inspector($("inspector"), () => this.deselect(), () => this.setCamera("follow"));
     this.charts = new Charts($("charts"));
+    this.timeline = new Timeline($("timeline"), (m) => this.send(m));
     // keep the key hint just above the chart panel, whatever its height (legends wrap)
     const chartsPanel = $("charts");
     new ResizeObserver(() => document.body.style.setProperty("--charts-h", `${chartsPanel.offsetHeight}px`)).observe(chartsPanel);
@@ -140,7 +143,7 @@ export class App {
 
   private onConnection(connected: boolean): void {
     $("conn").classList.toggle("ok", connected);
-    $("conn-text").textContent = connected ? "live" : "reconnecting…";
+    $("conn-text").textContent = connected ? this.liveWord() : "reconnecting…";
     if (!connected) this.clearSelection();
   }
 
@@ -157,7 +160,9 @@ export class App {
       case "ack":
         this.acks.push({ action: message.action, result: message.result });
         if (this.acks.length > 50) this.acks.shift();
-        if (message.action !== "move_player") this.toast(describeAck(message.action, message.result), "info");
+        if (message.action !== "move_player") {
+          this.toast(this.timeline.describeAck(message) ?? describeAck(message.action, message.result), "info");
+        }
         break;
       case "pong": break;
     }
@@ -190,6 +195,8 @@ export class App {
       this.scenarioShown = scene.scenario;
     }
     this.clearSelection();
+    this.timeline.set(scene.replay ?? null);
+    if (scene.replay && this.playerMode) this.setPlayerMode(false);
     this.charts.setSpecies(scene.species);
     const select = $<HTMLSelectElement>("scenario");
     select.innerHTML = "";
@@ -202,13 +209,19 @@ export class App {
     }
     select.value = scene.scenario;
     const about = $("scenario-about");
-    about.textContent = about.title = descriptions[scene.scenario] ?? "";
+    const description = descriptions[scene.scenario] ?? "";
+    about.textContent = about.title = scene.replay ? `Replay of ${scene.replay.file}: ${description}` : description;
     const missing = Object.entries(scene.player).filter(([, ok]) => !ok).map(([k]) => k.replace("_", " "));
     $("player-availability").textContent = missing.length
       ? `Not available in this scenario: ${missing.join(", ")}.`
       : "All player actions are available.";
     $<HTMLButtonElement>("act-fire").disabled = !scene.player.fire;
     $<HTMLButtonElement>("act-apple").disabled = !scene.player.throw_apple;
+  }
+
+  /** What the connection badge says while connected. */
+  private liveWord(): string {
+    return this.timeline.active ? "replay" : "live";
   }
 
   private onStatus(status: StatusMessage): void {
@@ -220,10 +233,11 @@ export class App {
     const speed = $<HTMLSelectElement>("speed");
     if (document.activeElement !== speed) speed.value = String(status.speed);
     this.charts.push(status);
+    this.timeline.onStatus(status);
     if (status.error && status.error !== this.statusError) this.toast(status.error, "error");
     this.statusError = status.error;
     if (status.loading) $("conn-text").textContent = `loading ${status.scenario}…`;
-    else if (this.connection.connected) $("conn-text").textContent = "live";
+    else if (this.connection.connected) $("conn-text").textContent = this.liveWord();
   }
 
   private onInspect(info: InspectMessage): void {
@@ -391,6 +405,7 @@ export class App {
   }
 
   fireAt(target: THREE.Vector3): void {
+    if (this.timeline.active) return; // a replay shows what was recorded
     const origin = this.playerMode
       ? this.playerPosition.clone().add(new THREE.Vector3(0, 1.6, 0))
       : this.world.camera.position.clone();
@@ -401,6 +416,7 @@ export class App {
   }
 
   appleAt(target: THREE.Vector3, drop: boolean): void {
+    if (this.timeline.active) return;
     if (drop || !this.playerMode) {
       this.send({ type: "throw_apple", origin: vec(target.clone().add(new THREE.Vector3(0, 2, 0))), velocity: [0, 0, 0] });
       return;
@@ -414,6 +430,7 @@ export class App {
   }
 
   setPlayerMode(on: boolean): void {
+    if (on && this.timeline.active) return;
     // Take over the player where the simulation has it standing.
     if (on && this.entities.playerPosition) this.playerPosition.copy(this.entities.playerPosition);
     this.playerMode = on;
@@ -497,6 +514,7 @@ export class App {
     }
     this.decodeMs = 0.8 * this.decodeMs + 0.2 * (performance.now() - t0);
     this.step = frame.step;
+    this.timeline.showFrame(frame.step);
     this.time = frame.time;
     this.frameBytes = frame.byteLength;
     this.framesApplied++;

@@ -42,6 +42,8 @@ export interface StarlingHook {
     water: number | null;
     /** The view the camera took when it framed the animals (null until it has). */
     framed: { target: number[]; position: number[]; radius: number; species: string } | null;
+    /** Replays only: the frame drawn (from its step), the recording's length and whether it plays. */
+    replay: { frame: number; n_frames: number; playing: boolean } | null;
   };
   selectNearestCenter(): { species: string; uid: number } | null;
   /** Where an animal is drawn, in CSS pixels of the page (null when off screen or unknown). */
@@ -90,6 +92,9 @@ const hook: StarlingHook = {
     entities: { ...app.entities.counts },
     water: app.env.waterShape?.level ?? null,
     framed: app.framed,
+    replay: app.timeline.info
+      ? { frame: app.timeline.frame, n_frames: app.timeline.info.n_frames, playing: app.timeline.playing }
+      : null,
   }),
   selectNearestCenter: () => app.selectNearestCenter(),
   project: (species, uid) => app.project(species, uid),

@@ -206,6 +206,28 @@ def create_app(
         loader=loader or scenario_loader(tuple(overrides), scenario), scenario_names=scenario_names,
         recorder=recorder,
     )
+    return _app_for(runner, static_dir, allowed_origins)
+
+
+def create_replay_app(
+    recording: Any,
+    *,
+    label: Optional[str] = None,
+    static_dir: Optional[Path] = None,
+    allowed_origins: Iterable[str] = (),
+    max_fps: float = 60.0,
+) -> FastAPI:
+    """The same app serving a recording (an opened ``starling.recording`` reader) instead of
+    a live simulation: the stream, views and charts are the live ones, the control channel
+    moves a playhead (``seek``, ``next_event``, …; see docs/replay.md)."""
+    from .replay import ReplayRunner
+
+    return _app_for(ReplayRunner(recording, label=label, max_fps=max_fps), static_dir, allowed_origins)
+
+
+def _app_for(runner: Any, static_dir: Optional[Path], allowed_origins: Iterable[str]) -> FastAPI:
+    """The FastAPI app around a runner (live or replay: both take the same commands and sink)."""
+    replaying = not isinstance(runner, SimulationRunner)
     extra_origins = frozenset(allowed_origins)
     static = Path(static_dir) if static_dir is not None else STATIC_DIR
 
@@ -257,6 +279,12 @@ def create_app(
                     continue
                 if isinstance(command, P.Ping):
                     client.push_event(P.dumps({"type": "pong", "id": command.id}))
+                elif command.type in P.REPLAY_ONLY and not replaying:
+                    client.push_event(P.dumps({
+                        "type": "error", "field": "type",
+                        "message": f"type: '{command.type}' moves through a recording; this server runs a live "
+                                   "simulation (replay one with `starling replay FILE`)",
+                    }))
                 else:
                     runner.submit(client.id, command)
                 if writer.done():  # the socket failed while sending
@@ -342,9 +370,20 @@ def serve(
     Binds to localhost by default because the control channel can change the
     simulation; ``host="0.0.0.0"`` exposes it to the network on purpose only.
     """
+    app = create_app(scenario, realtime=realtime, overrides=overrides, recorder=recorder)
+    _run_until_stopped(app, host, port, open_browser, f"serving '{scenario}'")
+
+
+def serve_replay(recording: Any, label: str, host: str = "127.0.0.1", port: int = 8000,
+                 open_browser: bool = True) -> None:
+    """Replay an opened recording in the viewer until Ctrl+C (``label`` names it to the user)."""
+    app = create_replay_app(recording, label=label)
+    _run_until_stopped(app, host, port, open_browser, f"replaying '{label}'")
+
+
+def _run_until_stopped(app: FastAPI, host: str, port: int, open_browser: bool, what: str) -> None:
     import uvicorn
 
-    app = create_app(scenario, realtime=realtime, overrides=overrides, recorder=recorder)
     server = uvicorn.Server(_uvicorn_config(app, host, port))
 
     def announce() -> None:
@@ -358,7 +397,7 @@ def serve(
                 bound = sock.getsockname()[1]
         shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
         url = f"http://{shown}:{bound}/"
-        print(f"Starling is serving '{scenario}' at {url}  (Ctrl+C to stop)", flush=True)
+        print(f"Starling is {what} at {url}  (Ctrl+C to stop)", flush=True)
         if host in ("0.0.0.0", "::", ""):
             print("warning: listening on all interfaces; anyone on the network can watch and control it", flush=True)
         if not (STATIC_DIR / "index.html").is_file():

@@ -123,15 +123,42 @@ class Ping(_Message):
     id: int = Field(0, ge=0, le=2**53)
 
 
+class Seek(_Message):
+    """Replay only: show recorded frame ``frame`` (0-based) and stay paused or playing as before."""
+
+    type: Literal["seek"]
+    frame: int = Field(ge=0, le=2**31 - 1)
+
+
+class NextEvent(_Message):
+    """Replay only: jump to the frame of the first recorded event after the current frame
+    (of one ``kind``, e.g. ``death``, when given)."""
+
+    type: Literal["next_event"]
+    kind: Optional[_Name] = None
+
+
+class PrevEvent(_Message):
+    """Replay only: jump to the frame of the last recorded event before the current frame."""
+
+    type: Literal["prev_event"]
+    kind: Optional[_Name] = None
+
+
 ClientMessage = Annotated[
-    Union[Pause, Resume, Step, Speed, Mode, Select, Deselect, SwitchScenario, Fire, ThrowApple, MovePlayer, Ping],
+    Union[Pause, Resume, Step, Speed, Mode, Select, Deselect, SwitchScenario, Fire, ThrowApple, MovePlayer, Ping,
+          Seek, NextEvent, PrevEvent],
     Field(discriminator="type"),
 ]
 _CLIENT_ADAPTER: TypeAdapter = TypeAdapter(ClientMessage)
 MESSAGE_TYPES: tuple[str, ...] = (
     "pause", "resume", "step", "speed", "mode", "select", "deselect", "scenario",
-    "fire", "throw_apple", "move_player", "ping",
+    "fire", "throw_apple", "move_player", "ping", "seek", "next_event", "prev_event",
 )
+REPLAY_ONLY: frozenset[str] = frozenset({"seek", "next_event", "prev_event"})
+"""Messages that only a replay answers (a live simulation has no recorded frames to move among)."""
+LIVE_ONLY: frozenset[str] = frozenset({"scenario", "mode", "fire", "throw_apple", "move_player"})
+"""Messages that change a running simulation, which a replay cannot do (it shows what was recorded)."""
 PLAYER_ACTIONS: dict[str, str] = {"fire": "fire", "throw_apple": "throw_apple", "move_player": "move_player"}
 """Message type → the ``Simulation`` method that performs it (present only in scenarios with a player)."""
 

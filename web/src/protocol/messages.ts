@@ -88,6 +88,30 @@ export interface SceneMessage {
   /** System-made populations streamed after the species (absent from older servers). */
   entities?: EntityInfo[];
   player: Record<string, boolean>;
+  /** Present when the server replays a recording (`starling replay`): what the timeline draws. */
+  replay?: ReplayInfo;
+}
+
+/** One recorded event as the timeline marks it: `frame` is the first frame at or after its step. */
+export interface ReplayEvent {
+  frame: number;
+  step: number;
+  time: number;
+  kind: string;
+  species: string | null;
+  uid: number | null;
+}
+
+export interface ReplayInfo {
+  /** The recording's name as the user gave it. */
+  file: string;
+  n_frames: number;
+  /** Simulation steps between recorded frames. */
+  every: number;
+  /** Every frame's step and time. */
+  steps: number[];
+  times: number[];
+  events: ReplayEvent[];
 }
 
 export interface SpeciesMetrics {
@@ -122,6 +146,10 @@ export interface StatusMessage {
   /** Step and time at which `metrics` were computed (they refresh less often than the status). */
   metrics_step: number;
   metrics_time: number;
+  /** Replays only: milliseconds to read the shown frame from the recording. */
+  read_ms?: number;
+  /** Replays only: where the playhead is. */
+  replay?: { file: string; frame: number; n_frames: number; playing: boolean };
 }
 
 export interface BehaviorResult {
@@ -185,4 +213,7 @@ export type ClientMessage =
   | { type: "fire"; origin: Vec3; direction: Vec3 }
   | { type: "throw_apple"; origin: Vec3; velocity: Vec3 }
   | { type: "move_player"; position: Vec3; direction?: Vec3 | null }
-  | { type: "ping"; id: number };
+  | { type: "ping"; id: number }
+  | { type: "seek"; frame: number }
+  | { type: "next_event"; kind?: string | null }
+  | { type: "prev_event"; kind?: string | null };
