@@ -5,7 +5,9 @@ one clear message and exit status 2, never a traceback.
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import statistics
 import sys
 import time
@@ -38,6 +40,23 @@ def _fail(message: str, code: int = 2) -> None:
 
 #: ``--plugin`` on every command: modules whose behaviours, movers, … the scenario may name
 PLUGIN_HELP = "Load a module first (dotted name from the working directory, or a .py file); repeatable."
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM (a scheduler or ``kill``) ends a run like Ctrl-C: cleanly, with a valid recording."""
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread (a test runner's worker): nothing to install
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _load_plugins(specs: List[str]) -> None:
@@ -174,12 +193,22 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout."),
     average: Optional[int] = typer.Option(None, "--average", min=1, help=(
         "Also report the metrics averaged over the last K steps (species.NAME.average).")),
+    record_to: Optional[Path] = typer.Option(None, "--record", help=(
+        "Record the run into this Zarr directory (docs/recording.md); it must not exist yet.")),
+    every: int = typer.Option(1, "--every", min=1, help="With --record: keep every K-th step."),
+    precision: str = typer.Option("float32", "--precision", help="With --record: float32 or float16 arrays."),
+    metrics_every: Optional[int] = typer.Option(None, "--metrics-every", min=0, help=(
+        "With --record: sample metrics and counters every M steps (default max(10, --every); 0: never).")),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Run a scenario headless and summarise it: per species polarization, milling, groups."""
     from .simulation import load_scenario
 
     _load_plugins(plugin)
+    if precision not in ("float32", "float16"):
+        _fail(f"--precision: {precision!r} is not float32 or float16")
+    if record_to is not None and record_to.exists():
+        _fail(f"--record: {record_to} already exists; choose a new path (a recording is never overwritten)")
     try:
         sim = load_scenario(scenario, seed=seed, dt=dt, overrides=set_, record_debug=False)
     except ConfigError as e:
@@ -187,23 +216,49 @@ def run(
     total = sim.scenario.steps if steps is None else steps
     if average is not None and average > total:
         _fail(f"--average: {average} steps is more than the {total} steps run; lower it or raise --steps")
+    recorder = None
+    if record_to is not None:
+        from .recording import Recorder
+
+        try:
+            recorder = Recorder(sim, record_to, every=every, precision=precision, metrics_every=metrics_every,
+                                scenario_name=scenario)
+        except OSError as e:
+            _fail(f"--record: cannot write {record_to}: {e.strerror or e}")
     samples: Optional[dict] = None if average is None else {name: [] for name in sim.species}
     step_ms: list[float] = []
     t0 = time.perf_counter()
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=as_json,
-                  disable=not err.is_terminal and as_json) as progress:
-        task = progress.add_task(sim.scenario.name, total=total)
-        for i in range(total):
-            sim.step()
-            step_ms.append(sim.last_step_ms)
-            if samples is not None and i >= total - average:
-                metrics = sim.metrics()
-                for name in samples:
-                    samples[name].append(_order(metrics[name]))
-            progress.advance(task)
+    done = 0
+    try:
+        with _terminate_as_interrupt(), Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=as_json,
+                disable=not err.is_terminal and as_json) as progress:
+            task = progress.add_task(sim.scenario.name, total=total)
+            for i in range(total):
+                sim.step()
+                done += 1
+                step_ms.append(sim.last_step_ms)
+                if samples is not None and i >= total - average:
+                    metrics = sim.metrics()
+                    for name in samples:
+                        samples[name].append(_order(metrics[name]))
+                progress.advance(task)
+    except KeyboardInterrupt:
+        if recorder is not None:
+            recorder.close()
+            err.print(f"interrupted at step {sim.step_count}: {record_to} holds {recorder.frames} frames "
+                      "and is complete", highlight=False)
+        else:
+            err.print(f"interrupted at step {sim.step_count}", highlight=False)
+        raise typer.Exit(130)
+    if recorder is not None:
+        recorder.close()
     wall = time.perf_counter() - t0
     summary = _summary(sim, sim.scenario.name, total, wall, step_ms, samples)
+    if recorder is not None:
+        summary["recording"] = {"path": str(record_to), "frames": recorder.frames, "every": every,
+                                "precision": precision}
     if as_json:
         sys.stdout.write(json.dumps(summary) + "\n")
         return
@@ -221,6 +276,8 @@ def run(
     out.print(table)
     out.print(f"{total} steps in {wall:.2f} s — step median {summary['step_ms']['median']:.3f} ms, "
               f"p95 {summary['step_ms']['p95']:.3f} ms; health {summary['health']}", highlight=False)
+    if recorder is not None:
+        out.print(f"recorded {recorder.frames} frames into {record_to}", highlight=False)
 
 
 @app.command()

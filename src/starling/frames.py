@@ -65,27 +65,8 @@ def _bounds(position, lo, hi):
 
 
 @njit(cache=True, no_cfunc_wrapper=True, inline="always", error_model="numpy")
-def _pack_one(i, position, velocity, forward, up, uid, lo, scale, out_uid, out_rot, out_pos, out_speed):
-    """Quantise animal ``i`` (see :func:`_pack_serial` for the arrays)."""
-    out_uid[i] = np.uint32(uid[i] & 0xFFFFFFFF)
-    for k in range(3):
-        v = float(position[i, k])
-        q = (v - lo[k]) * scale[k] + 0.5
-        if not (q > 0.0):  # also catches NaN
-            q = 0.0
-        elif q > 65535.0:
-            q = 65535.0
-        out_pos[3 * i + k] = np.uint16(q)
-    vx = velocity[i, 0]
-    vy = velocity[i, 1]
-    vz = velocity[i, 2]
-    s = math.sqrt(vx * vx + vy * vy + vz * vz) / 0.01 + 0.5
-    if not (s > 0.0):
-        s = 0.0
-    elif s > 65535.0:
-        s = 65535.0
-    out_speed[i] = np.uint16(s)
-
+def _orientation(forward, up, i):
+    """Animal ``i``'s rotation (local +Z = ``forward``, +Y = ``up``) packed in 32 bits (smallest three)."""
     # Orthonormal basis: z = forward, x = up × forward, y = z × x.
     fz0 = float(forward[i, 0])
     fz1 = float(forward[i, 1])
@@ -145,7 +126,60 @@ def _pack_one(i, position, velocity, forward, up, uid, lo, scale, out_uid, out_r
         qx = (m02 + m20) / t
         qy = (m12 + m21) / t
         qz = 0.25 * t
-    out_rot[i] = _smallest_three(qx, qy, qz, qw)
+    return _smallest_three(qx, qy, qz, qw)
+
+
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
+def _pack_orientations(forward, up, out):
+    for i in range(forward.shape[0]):
+        out[i] = _orientation(forward, up, i)
+
+
+def pack_orientations(forward: np.ndarray, up: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Orientations as the frames carry them: (n,) uint32, smallest-three quaternions (~0.2° worst error).
+
+    The recorder stores these instead of two vectors: 4 bytes an animal instead of 12 or 24.
+    """
+    forward = _f32(forward)
+    if out is None:
+        out = np.empty(forward.shape[0], np.uint32)
+    if forward.shape[0]:
+        _pack_orientations(forward, _f32(up), out)
+    return out
+
+
+def orientation_vectors(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(forward, up)`` (n,3) float32 back from :func:`pack_orientations` (local +Z and +Y rotated)."""
+    q = unpack_quaternions(np.asarray(packed))
+    n = q.shape[0]
+    forward = rotate(q, np.broadcast_to(np.array([0.0, 0.0, 1.0]), (n, 3)))
+    up = rotate(q, np.broadcast_to(np.array([0.0, 1.0, 0.0]), (n, 3)))
+    return forward.astype(np.float32), up.astype(np.float32)
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always", error_model="numpy")
+def _pack_one(i, position, velocity, forward, up, uid, lo, scale, out_uid, out_rot, out_pos, out_speed):
+    """Quantise animal ``i`` (see :func:`_pack_serial` for the arrays)."""
+    out_uid[i] = np.uint32(uid[i] & 0xFFFFFFFF)
+    for k in range(3):
+        v = float(position[i, k])
+        q = (v - lo[k]) * scale[k] + 0.5
+        if not (q > 0.0):  # also catches NaN
+            q = 0.0
+        elif q > 65535.0:
+            q = 65535.0
+        out_pos[3 * i + k] = np.uint16(q)
+    vx = velocity[i, 0]
+    vy = velocity[i, 1]
+    vz = velocity[i, 2]
+    s = math.sqrt(vx * vx + vy * vy + vz * vz) / 0.01 + 0.5
+    if not (s > 0.0):
+        s = 0.0
+    elif s > 65535.0:
+        s = 65535.0
+    out_speed[i] = np.uint16(s)
+
+    out_rot[i] = _orientation(forward, up, i)
 
 
 @njit(cache=True, no_cfunc_wrapper=True, inline="always")

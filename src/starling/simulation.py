@@ -39,6 +39,29 @@ REORDER_MIN_ANIMALS = 4096
 SNAPSHOT_FORMAT = "starling.snapshot/1"
 
 
+def _changed_paths(old, new, prefix: str = "", limit: int = 50) -> dict:
+    """``{"species.bird.count": [old, new], …}``: the leaves that differ (what an edit did, for the journal)."""
+    out: dict = {}
+
+    def walk(a, b, path):
+        if len(out) >= limit:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b), key=str):
+                walk(a.get(key), b.get(key), f"{path}.{key}" if path else str(key))
+        elif _named_list(a) and _named_list(b):  # species and groups: by name, as --set spells them
+            walk({x["name"]: x for x in a}, {x["name"]: x for x in b}, path)
+        elif a != b:
+            out[path] = [a, b]
+
+    walk(old, new, prefix)
+    return out
+
+
+def _named_list(x) -> bool:
+    return isinstance(x, list) and bool(x) and all(isinstance(i, dict) and "name" in i for i in x)
+
+
 def _restore_pickled(snapshot: dict) -> "Simulation":
     return Simulation.restore(snapshot)
 
@@ -269,6 +292,9 @@ class Simulation:
         new = Simulation.__new__(Simulation)
         new._build(scenario, record_debug=self.record_debug, state=state, previous=self.scenario, reuse=self)
         observers = self._observers
+        changes = _changed_paths(self.config_data(), new.config_data())
+        new.world.journal = self.world.journal
+        new.world.journal.log("edit", source=source or None, changes=changes)
         for name, pop in new.world.populations.items():
             held = self.world.populations.get(name)
             if held is not None and held is not pop:  # whoever holds a Population sees the new state through it
@@ -420,7 +446,10 @@ class Simulation:
         ``{"hit": {"species", "uid"} or None, "impact": [x, y, z] or None}``.
         Raises ``ValueError`` when the scenario has no player.
         """
-        return system.fire(origin, direction)
+        result = system.fire(origin, direction)
+        self.world.journal.log("fire", position=origin, direction=[float(x) for x in direction],
+                               hit=result.get("hit"), impact=result.get("impact"))
+        return result
 
     @_PlayerAction
     def throw_apple(self, system, origin, velocity) -> None:
@@ -429,6 +458,7 @@ class Simulation:
         Raises ``ValueError`` when the scenario has no player.
         """
         system.throw_apple(origin, velocity)
+        self.world.journal.log("apple", position=origin, velocity=[float(x) for x in velocity])
 
     @_PlayerAction
     def move_player(self, system, position, look_direction=None) -> None:

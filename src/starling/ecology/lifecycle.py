@@ -111,7 +111,7 @@ class LifecycleSystem(System):
             fresh.append((uid, row))
         if not fresh:
             return 0
-        self.world.commands.kill(species, [u for u, _ in fresh])
+        self.world.commands.kill(species, [u for u, _ in fresh], cause=cause)
         dying.update(u for u, _ in fresh)
         view = self.ctx.view(species)
         if view is not None:
@@ -127,7 +127,7 @@ class LifecycleSystem(System):
         gone = [int(u) for u in np.atleast_1d(np.asarray(uids, np.int64))
                 if int(u) not in self._dying[species] and pop.index_of(int(u)) >= 0]
         if gone:
-            self.world.commands.kill(species, gone)
+            self.world.commands.kill(species, gone, cause="despawned")
             self._dying[species].update(gone)
             self._despawned[species].update(gone)
         return len(gone)
@@ -149,6 +149,7 @@ class LifecycleSystem(System):
         ctx = self.ctx
         kind = ev.kind
         player = ctx.player
+        self.world.journal.log("scripted", getattr(ev, "species", None), event=ev.model_dump(mode="json"))
         if kind == "gunshot":
             origin = np.asarray(ev.origin, np.float64) if ev.origin is not None else player.hand()
             if ev.direction is not None:

@@ -7,6 +7,7 @@ from typing import Iterable, Optional
 import numpy as np
 
 from .commands import CommandBuffer
+from .journal import Journal
 from .population import Population
 
 
@@ -43,6 +44,7 @@ class World:
         self.bounds_max = np.asarray(bounds_max, np.float64)
         self.wrap = bool(wrap)
         self.commands = CommandBuffer()
+        self.journal = Journal(self.clock)
         self._populations: dict[str, Population] = {}
         self._tags: dict[str, int] = {}
         self._next_uid = 0
