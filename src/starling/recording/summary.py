@@ -1,0 +1,98 @@
+"""What a recording amounts to: one dict per species that ``starling metrics`` prints and reports show.
+
+Per species: the final value and the run's mean of every recorded metric series, the
+population (first, final, min, max over the frames), deaths by cause (from the death
+events), catches and bites (from the counters, with the time of the first of each),
+and the share of the animals in each brain state at the last frame. Entity populations
+(apples, sounds, the player, …) get their counts only. Everything is plain JSON: numbers,
+None where a value does not exist (no sample, no animal), never NaN.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Optional
+
+import numpy as np
+
+from ..metrics import occupancy, predation
+
+#: counter series that are not counts
+_AXES = ("step", "time")
+
+
+def _number(x) -> Optional[float]:
+    """A float, or None for NaN / missing (JSON has no NaN)."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if np.isnan(x) else x
+
+
+def series_summary(values) -> dict:
+    """``{"final", "mean"}`` of one metric series: the last sample and the mean over the samples that exist."""
+    v = np.asarray(values, np.float64).reshape(-1)
+    known = v[~np.isnan(v)]
+    return {"final": _number(v[-1]) if v.size else None,
+            "mean": float(known.mean()) if known.size else None}
+
+
+def population_summary(alive: np.ndarray) -> dict:
+    """First, final, min and max of the alive count per frame (``alive``: (F, capacity) booleans)."""
+    counts = np.asarray(alive, bool).reshape(len(alive), -1).sum(axis=1)
+    if counts.size == 0:
+        return {"first": None, "final": None, "min": None, "max": None}
+    return {"first": int(counts[0]), "final": int(counts[-1]), "min": int(counts.min()), "max": int(counts.max())}
+
+
+def deaths_by_cause(events: list[dict], species: str) -> dict[str, int]:
+    """Counts of the death events of ``species`` by ``detail.cause`` (``unknown`` when the event names none)."""
+    causes = Counter((e.get("detail") or {}).get("cause", "unknown") for e in events
+                     if e.get("kind") == "death" and e.get("species") == species)
+    return dict(sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def final_occupancy(rec, species: str) -> dict[str, Optional[float]]:
+    """Share of the animals alive in the last frame in each brain state ({} without a brain or frames)."""
+    names = rec.state_names(species)
+    if not names or rec.n_frames == 0:
+        return {}
+    frame = rec.frame(rec.n_frames - 1)[species]
+    return {k: _number(v) for k, v in occupancy(frame.state, names).items()}
+
+
+def _species(rec, name: str) -> dict:
+    series = rec.metrics.get(name, {})
+    counters = rec.counters.get(name, {})
+    out: dict[str, Any] = {
+        "population": population_summary(rec.array(name, "alive")),
+        "metrics": {k: series_summary(v) for k, v in series.items() if k not in _AXES},
+        "counters": {k: int(np.asarray(v)[-1]) if len(v) else 0 for k, v in counters.items() if k not in _AXES},
+        "deaths_by_cause": deaths_by_cause(rec.events, name),
+        "occupancy": final_occupancy(rec, name),
+    }
+    if "time" in counters and ("caught" in counters or "eaten" in counters):
+        zeros = np.zeros(len(counters["time"]))
+        out["predation"] = predation(counters["time"], counters.get("caught", zeros), counters.get("eaten", zeros))
+    return out
+
+
+def summarize(rec) -> dict:
+    """The summary of a recording (see the module); ``rec`` is what ``open_recording`` returns."""
+    steps = np.asarray(rec.steps)
+    times = np.asarray(rec.times)
+    return {
+        "file": str(getattr(rec, "path", "")),
+        "complete": bool(getattr(rec, "complete", True)),
+        "scenario": rec.scenario,
+        "seed": int(rec.seed),
+        "dt": float(rec.dt),
+        "every": int(rec.every),
+        "precision": rec.precision,
+        "frames": int(rec.n_frames),
+        "steps": int(steps[-1]) if steps.size else 0,
+        "duration_s": float(times[-1]) if times.size else 0.0,
+        "species": {name: _species(rec, name) for name in rec.species},
+        "entities": {name: population_summary(rec.array(name, "alive"))
+                     for name in rec.populations if name not in rec.species},
+        "events": dict(sorted(Counter(e.get("kind", "?") for e in rec.events).items())),
+    }
