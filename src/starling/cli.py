@@ -584,6 +584,106 @@ def bench(
     out.print(table)
 
 
+def _open_recording(path: Path):
+    """The recording at ``path``, or exit 2 with the reader's one-line reason (it names the file)."""
+    from .recording import RecordingError, open_recording
+
+    try:
+        return open_recording(path)
+    except RecordingError as e:
+        _fail(str(e))
+
+
+def _num(value, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+@app.command()
+def metrics(
+    file: Path = typer.Argument(..., help="A recording (the directory `starling run --record` wrote)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Summarise a recording: per species every metric's final value and mean over the run, population,
+    deaths by cause, catches, time to first catch and brain-state shares at the end."""
+    from .recording.summary import summarize
+
+    from .recording import RecordingError
+
+    rec = _open_recording(file)
+    try:
+        summary = summarize(rec)
+    except RecordingError as e:
+        _fail(str(e))
+    if as_json:
+        sys.stdout.write(json.dumps(summary) + "\n")
+        return
+    out.print(f"{summary['file']}: {summary['scenario']}, seed {summary['seed']}, {summary['steps']} steps "
+              f"({summary['duration_s']:.4g} s at dt {summary['dt']:.4g} s), {summary['frames']} frames every "
+              f"{summary['every']} steps ({summary['precision']})"
+              + ("" if summary["complete"] else "; incomplete: the writer stopped early"), highlight=False)
+    table = Table("species", "alive first → final", "min–max", "deaths by cause", "catches", "bites", "first catch",
+                  box=None)
+    for name, s in summary["species"].items():
+        pop, pred = s["population"], s.get("predation") or {}
+        first_catch = pred.get("time_to_first_catch")
+        table.add_row(name, f"{_num(pop['first'])} → {_num(pop['final'])}", f"{_num(pop['min'])}–{_num(pop['max'])}",
+                      ", ".join(f"{c} {n}" for c, n in s["deaths_by_cause"].items()) or "none",
+                      _num(pred.get("catches")), _num(pred.get("bites")),
+                      f"{first_catch:.4g} s" if first_catch is not None else "–")
+    out.print(table)
+    for name, s in summary["species"].items():
+        if s["occupancy"]:
+            out.print(f"{name} states at the end: " + ", ".join(
+                f"{k} {v:.0%}" if v is not None else f"{k} –" for k, v in s["occupancy"].items()), highlight=False)
+    keys: list[str] = []
+    for s in summary["species"].values():
+        keys += [k for k in s["metrics"] if k not in keys]
+    if not keys:
+        out.print("no metric samples (recorded with --metrics-every 0)", highlight=False)
+    else:
+        table = Table("metric", *[f"{name} {what}" for name in summary["species"] for what in ("final", "mean")],
+                      box=None)
+        for key in keys:
+            cells = []
+            for s in summary["species"].values():
+                m = s["metrics"].get(key, {})
+                cells += [_num(m.get("final")), _num(m.get("mean"))]
+            table.add_row(key, *cells)
+        out.print(table)
+    if summary["entities"]:
+        out.print("other populations at the end: " + ", ".join(
+            f"{k} {_num(v['final'])}" for k, v in summary["entities"].items()), highlight=False)
+
+
+@app.command()
+def report(
+    file: Path = typer.Argument(..., help="A recording (the directory `starling run --record` wrote)."),
+    out_dir: Path = typer.Option(..., "--out", help="Folder for index.html and the plots (created if missing)."),
+) -> None:
+    """Write an HTML report of a recording: order parameters, nearest-neighbour histogram, groups,
+    population and deaths, brain states and a top view of trajectories (DIR/index.html)."""
+    from .recording import RecordingError
+    from .recording.report import write_report
+
+    rec = _open_recording(file)
+    if out_dir.exists() and not out_dir.is_dir():
+        _fail(f"--out: {out_dir} is a file, not a folder")
+    try:
+        views = write_report(rec, out_dir)
+    except RecordingError as e:
+        _fail(str(e))
+    except OSError as e:
+        _fail(f"--out: cannot write {out_dir}: {e.strerror or e}")
+    drawn = [k for k, why in views.items() if why is None]
+    out.print(f"wrote {out_dir / 'index.html'} with {len(drawn)} plots ({', '.join(drawn) or 'none'})",
+              highlight=False)
+    for name, why in views.items():
+        if why is not None:
+            out.print(f"  {name}: not drawn, {why}", highlight=False)
+
+
 def main() -> None:
     app()
 

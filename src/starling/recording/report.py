@@ -23,7 +23,7 @@ from typing import Callable, Optional, Union
 import numpy as np
 
 from ..metrics import nearest_neighbor_distances, occupancy_series
-from .summary import summarize
+from .summary import checked, summarize
 
 #: the views in page order: file stem, title, caption
 VIEWS = (
@@ -348,10 +348,13 @@ def _page(rec, summary: dict, views: dict[str, Optional[str]]) -> str:
 def write_report(rec, out: Union[str, Path]) -> dict[str, Optional[str]]:
     """Write ``out/index.html`` and the views' PNGs; returns each view's reason for not being drawn, or None.
 
+    Raises :class:`~starling.recording.RecordingError` when a part of the recording cannot be read.
+
     ``out`` is created when missing; files of an earlier report there are replaced, and
     the PNG of a view that has no data this time is removed so the page never shows
     a stale one.
     """
+    rec = checked(rec)  # a damaged chunk is one RecordingError naming the file
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(rec)

@@ -14,10 +14,51 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..metrics import occupancy, predation
+from ..metrics import first_time, occupancy, predation
+from .reader import RecordingError
 
 #: counter series that are not counts
 _AXES = ("step", "time")
+
+
+class Checked:
+    """A recording whose every read turns a failure of the store into one :class:`RecordingError`.
+
+    A chunk cut short or corrupted surfaces deep inside Zarr's codecs as whatever error
+    the codec raises; reports read many arrays, and each such failure means the same to
+    the user: this file is damaged. The message names the file and the codec's reason.
+    """
+
+    def __init__(self, rec):
+        self._rec = rec
+
+    def _damaged(self, exc: Exception) -> RecordingError:
+        return RecordingError(f"{getattr(self._rec, 'path', 'recording')}: damaged or truncated recording "
+                              f"({type(exc).__name__}: {exc})")
+
+    def __getattr__(self, name: str):
+        try:
+            value = getattr(self._rec, name)
+        except RecordingError:
+            raise
+        except Exception as exc:
+            raise self._damaged(exc) from None
+        if not callable(value):
+            return value
+
+        def guarded(*args, **kwargs):
+            try:
+                return value(*args, **kwargs)
+            except RecordingError:
+                raise
+            except Exception as exc:
+                raise self._damaged(exc) from None
+        return guarded
+
+
+def checked(rec):
+    """``rec`` wrapped in :class:`Checked` (once)."""
+    return rec if isinstance(rec, Checked) else Checked(rec)
 
 
 def _number(x) -> Optional[float]:
@@ -26,6 +67,12 @@ def _number(x) -> Optional[float]:
         return None
     x = float(x)
     return None if np.isnan(x) else x
+
+
+def _count(series) -> Optional[int]:
+    """A counter's last sample as an int (None when it was not sampled)."""
+    last = _number(np.asarray(series, np.float64)[-1])
+    return None if last is None else int(last)
 
 
 def series_summary(values) -> dict:
@@ -63,21 +110,49 @@ def final_occupancy(rec, species: str) -> dict[str, Optional[float]]:
 def _species(rec, name: str) -> dict:
     series = rec.metrics.get(name, {})
     counters = rec.counters.get(name, {})
+    if not len(series.get("time", ())):  # recorded with --metrics-every 0: no samples, no series
+        series = {}
+    if not len(counters.get("time", ())):
+        counters = {}
     out: dict[str, Any] = {
         "population": population_summary(rec.array(name, "alive")),
         "metrics": {k: series_summary(v) for k, v in series.items() if k not in _AXES},
-        "counters": {k: int(np.asarray(v)[-1]) if len(v) else 0 for k, v in counters.items() if k not in _AXES},
+        "counters": {k: _count(v) for k, v in counters.items() if k not in _AXES},
         "deaths_by_cause": deaths_by_cause(rec.events, name),
         "occupancy": final_occupancy(rec, name),
     }
     if "time" in counters and ("caught" in counters or "eaten" in counters):
         zeros = np.zeros(len(counters["time"]))
         out["predation"] = predation(counters["time"], counters.get("caught", zeros), counters.get("eaten", zeros))
+        out["predation"]["time_to_first_catch"] = first_catch_time(
+            counters["time"], counters.get("caught", zeros), rec.events)
     return out
 
 
+def first_catch_time(times, caught, events: list[dict]) -> Optional[float]:
+    """When a species first caught prey, to the step where the journal allows.
+
+    The counter says in which sampling interval ``(t[k-1], t[k]]`` the first catch fell;
+    the earliest death by ``caught`` in that interval is that catch (the counter and
+    the death are written in the same step). Without such an event, ``t[k]``.
+    """
+    t = np.asarray(times, np.float64)
+    at = first_time(t, caught)
+    if at is None:
+        return None
+    k = int(np.searchsorted(t, at))
+    lo = t[k - 1] if k > 0 else -np.inf
+    inside = [float(e["time"]) for e in events if e.get("kind") == "death"
+              and (e.get("detail") or {}).get("cause") == "caught" and lo < float(e.get("time", np.nan)) <= at]
+    return min(inside) if inside else at
+
+
 def summarize(rec) -> dict:
-    """The summary of a recording (see the module); ``rec`` is what ``open_recording`` returns."""
+    """The summary of a recording (see the module); ``rec`` is what ``open_recording`` returns.
+
+    Raises :class:`RecordingError` when a part of the store cannot be read.
+    """
+    rec = checked(rec)
     steps = np.asarray(rec.steps)
     times = np.asarray(rec.times)
     return {
