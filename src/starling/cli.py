@@ -622,7 +622,8 @@ def metrics(
     out.print(f"{summary['file']}: {summary['scenario']}, seed {summary['seed']}, {summary['steps']} steps "
               f"({summary['duration_s']:.4g} s at dt {summary['dt']:.4g} s), {summary['frames']} frames every "
               f"{summary['every']} steps ({summary['precision']})"
-              + ("" if summary["complete"] else "; incomplete: the writer stopped early"), highlight=False)
+              + ("" if summary["complete"] else "; incomplete: the writer stopped early"), highlight=False,
+              soft_wrap=True)
     table = Table("species", "alive first → final", "min–max", "deaths by cause", "catches", "bites", "first catch",
                   box=None)
     for name, s in summary["species"].items():
@@ -678,10 +679,10 @@ def report(
         _fail(f"--out: cannot write {out_dir}: {e.strerror or e}")
     drawn = [k for k, why in views.items() if why is None]
     out.print(f"wrote {out_dir / 'index.html'} with {len(drawn)} plots ({', '.join(drawn) or 'none'})",
-              highlight=False)
+              highlight=False, soft_wrap=True)
     for name, why in views.items():
         if why is not None:
-            out.print(f"  {name}: not drawn, {why}", highlight=False)
+            out.print(f"  {name}: not drawn, {why}", highlight=False, soft_wrap=True)
 
 
 def main() -> None:
