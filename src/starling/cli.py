@@ -594,12 +594,6 @@ def _open_recording(path: Path):
         _fail(str(e))
 
 
-def _num(value, digits: int = 3) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
-
-
 @app.command()
 def metrics(
     file: Path = typer.Argument(..., help="A recording (the directory `starling run --record` wrote)."),
@@ -607,9 +601,10 @@ def metrics(
 ) -> None:
     """Summarise a recording: per species every metric's final value and mean over the run, population,
     deaths by cause, catches, time to first catch and brain-state shares at the end."""
-    from .recording.summary import summarize
-
     from .recording import RecordingError
+    from rich.text import Text
+
+    from .recording.summary import metrics_table, run_text, species_table, states_text, summarize
 
     rec = _open_recording(file)
     try:
@@ -619,43 +614,26 @@ def metrics(
     if as_json:
         sys.stdout.write(json.dumps(summary) + "\n")
         return
-    out.print(f"{summary['file']}: {summary['scenario']}, seed {summary['seed']}, {summary['steps']} steps "
-              f"({summary['duration_s']:.4g} s at dt {summary['dt']:.4g} s), {summary['frames']} frames every "
-              f"{summary['every']} steps ({summary['precision']})"
-              + ("" if summary["complete"] else "; incomplete: the writer stopped early"), highlight=False,
-              soft_wrap=True)
-    table = Table("species", "alive first → final", "min–max", "deaths by cause", "catches", "bites", "first catch",
-                  box=None)
-    for name, s in summary["species"].items():
-        pop, pred = s["population"], s.get("predation") or {}
-        first_catch = pred.get("time_to_first_catch")
-        table.add_row(name, f"{_num(pop['first'])} → {_num(pop['final'])}", f"{_num(pop['min'])}–{_num(pop['max'])}",
-                      ", ".join(f"{c} {n}" for c, n in s["deaths_by_cause"].items()) or "none",
-                      _num(pred.get("catches")), _num(pred.get("bites")),
-                      f"{first_catch:.4g} s" if first_catch is not None else "–")
-    out.print(table)
+    out.print(run_text(summary), highlight=False, markup=False, soft_wrap=True)
+
+    def print_table(header: list[str], rows: list[list[str]]) -> None:
+        table = Table(*header, box=None)
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))  # names and causes are text, never markup
+        out.print(table)
+
+    print_table(*species_table(summary))
     for name, s in summary["species"].items():
         if s["occupancy"]:
-            out.print(f"{name} states at the end: " + ", ".join(
-                f"{k} {v:.0%}" if v is not None else f"{k} –" for k, v in s["occupancy"].items()), highlight=False)
-    keys: list[str] = []
-    for s in summary["species"].values():
-        keys += [k for k in s["metrics"] if k not in keys]
-    if not keys:
-        out.print("no metric samples (recorded with --metrics-every 0)", highlight=False)
+            out.print(f"{name} states at the end: {states_text(s)}", highlight=False, markup=False)
+    header, rows = metrics_table(summary)
+    if rows:
+        print_table(header, rows)
     else:
-        table = Table("metric", *[f"{name} {what}" for name in summary["species"] for what in ("final", "mean")],
-                      box=None)
-        for key in keys:
-            cells = []
-            for s in summary["species"].values():
-                m = s["metrics"].get(key, {})
-                cells += [_num(m.get("final")), _num(m.get("mean"))]
-            table.add_row(key, *cells)
-        out.print(table)
+        out.print("no metric samples (recorded with --metrics-every 0)", highlight=False)
     if summary["entities"]:
         out.print("other populations at the end: " + ", ".join(
-            f"{k} {_num(v['final'])}" for k, v in summary["entities"].items()), highlight=False)
+            f"{k} {v['final']}" for k, v in summary["entities"].items()), highlight=False, markup=False)
 
 
 @app.command()

@@ -136,7 +136,9 @@ def test_the_page_lists_the_run_and_the_summary(report, summary):
                  "<th>dt</th><td>0.03333 s</td>", "caught", "polarization", "nn_median", "density", "afraid"):
         assert text in page
     catches = summary["species"]["shark"]["predation"]["catches"]
-    assert f"<td>shark</td><td>3</td><td>3</td><td>3–3</td><td>none</td><td>{catches}</td>" in page
+    first = summary["species"]["shark"]["predation"]["time_to_first_catch"]
+    assert (f"<td>shark</td><td>3 → 3</td><td>3–3</td><td>none</td><td>{catches}</td><td>{catches}</td>"
+            f"<td>{first:.4g} s</td><td>chill") in page
 
 
 def test_views_without_data_say_so_instead_of_failing(tmp_path):

@@ -23,7 +23,7 @@ from typing import Callable, Optional, Union
 import numpy as np
 
 from ..metrics import nearest_neighbor_distances, occupancy_series
-from .summary import checked, summarize
+from .summary import checked, metrics_table, species_table, states_text, summarize
 
 #: the views in page order: file stem, title, caption
 VIEWS = (
@@ -205,14 +205,17 @@ def plot_occupancy(rec, path: Path) -> None:
 
 
 def _chosen_uids(rec, species: str, count: int) -> list[int]:
-    """The animals seen in the most frames (ties: the lowest uid), so tracks run long."""
+    """``count`` of the animals seen in the most frames, spread over the uids (spawn order is often spatial)."""
     uid = rec.array(species, "uid")
     seen = uid[uid >= 0]
     if seen.size == 0:
         return []
     ids, frames = np.unique(seen, return_counts=True)
-    order = np.lexsort((ids, -frames))
-    return [int(i) for i in ids[order[:count]]]
+    longest = ids[frames == frames.max()]
+    if longest.size < count:
+        longest = ids[np.lexsort((ids, -frames))[:count]]
+    pick = np.unique(np.linspace(0, longest.size - 1, min(count, longest.size)).round().astype(int))
+    return sorted(int(i) for i in longest[pick])
 
 
 def _broken_at_seams(x: np.ndarray, z: np.ndarray, box) -> tuple[np.ndarray, np.ndarray]:
@@ -229,20 +232,21 @@ def _broken_at_seams(x: np.ndarray, z: np.ndarray, box) -> tuple[np.ndarray, np.
 
 
 def plot_tracks(rec, path: Path) -> None:
-    colors = _colors(rec.species)
-    fig, axes = _figure(1, 1, height=6.5, width=7.5)
+    fig, axes = _figure(1, 1, height=6.5, width=8.5)
     ax = axes[0, 0]
+    markers = ("-", "--", ":", "-.")
     drawn = 0
-    for name in rec.species:
-        for k, uid in enumerate(_chosen_uids(rec, name, TRACKS_PER_SPECIES)):
+    for s, name in enumerate(rec.species):
+        for uid in _chosen_uids(rec, name, TRACKS_PER_SPECIES):
             track = rec.track(name, uid)
             x, z = track["x"].to_numpy(), track["z"].to_numpy()
             if x.size == 0:
                 continue
-            ax.plot(*_broken_at_seams(x, z, rec.box), color=colors[name], lw=1.2, alpha=0.85,
-                    label=name if k == 0 else None)
-            ax.plot(x[0], z[0], "o", mfc="none", color=colors[name], ms=6)
-            ax.plot(x[-1], z[-1], "^", color=colors[name], ms=6)
+            color = f"C{drawn % 10}"
+            ax.plot(*_broken_at_seams(x, z, rec.box), markers[s % 4], color=color, lw=1.3, alpha=0.9,
+                    label=f"{name} {uid}")
+            ax.plot(x[0], z[0], "o", mfc="none", color=color, ms=7)
+            ax.plot(x[-1], z[-1], "^", color=color, ms=7)
             drawn += 1
     if not drawn:
         raise NoData("no animal is alive in any frame")
@@ -257,8 +261,8 @@ def plot_tracks(rec, path: Path) -> None:
     ax.invert_yaxis()  # seen from above with x to the right, +z points down the page
     ax.set_xlabel("x (m)")
     ax.set_ylabel("z (m)")
-    ax.set_title(f"Top view: {drawn} animals' trajectories")
-    ax.legend(fontsize="small", loc="best")
+    ax.set_title(f"Top view: {drawn} animals' trajectories (species, uid; ○ start, ▲ end)")
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.0, 0.5))
     ax.grid(alpha=0.3)
     fig.savefig(path)
 
@@ -268,47 +272,20 @@ PLOTS: dict[str, Callable] = {"order": plot_order, "nn_hist": plot_nn_hist, "gro
 
 
 # ------------------------------------------------------------------------------------------------ page
-def _fmt(value, digits: int = 3) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.{digits}g}" if abs(value) < 1e4 else f"{value:,.0f}"
-    return html.escape(str(value))
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _species_rows(summary: dict) -> str:
-    rows = []
-    for name, s in summary["species"].items():
-        pop = s["population"]
-        pred = s.get("predation") or {}
-        causes = ", ".join(f"{c} {n}" for c, n in s["deaths_by_cause"].items()) or "none"
-        occ = ", ".join(f"{k} {v:.0%}" for k, v in s["occupancy"].items() if v is not None) or "–"
-        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in (
-            html.escape(name), _fmt(pop["first"]), _fmt(pop["final"]), f"{_fmt(pop['min'])}–{_fmt(pop['max'])}",
-            html.escape(causes), _fmt(pred.get("catches")), _fmt(pred.get("bites")),
-            _fmt(pred.get("time_to_first_catch")), html.escape(occ))) + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("species", "first", "final", "min–max", "deaths by cause", "catches",
-                                              "bites", "first catch (s)", "states at the end"))
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
-
-
-def _metric_rows(summary: dict) -> str:
-    names = list(summary["species"])
-    keys: list[str] = []
-    for s in summary["species"].values():
-        keys += [k for k in s["metrics"] if k not in keys]
-    if not keys:
-        return "<p class='none'>No metric samples in this recording.</p>"
-    head = "<tr><th>metric</th>" + "".join(f"<th>{html.escape(n)} final</th><th>{html.escape(n)} mean</th>"
-                                           for n in names) + "</tr>"
-    body = []
-    for k in keys:
-        cells = []
-        for n in names:
-            m = summary["species"][n]["metrics"].get(k, {})
-            cells.append(f"<td>{_fmt(m.get('final'))}</td><td>{_fmt(m.get('mean'))}</td>")
-        body.append(f"<tr><td>{html.escape(k)}</td>{''.join(cells)}</tr>")
-    return f"<table>{head}{''.join(body)}</table>"
+def _summary_tables(summary: dict) -> list[str]:
+    header, rows = species_table(summary)
+    states = [states_text(s) or "–" for s in summary["species"].values()]
+    parts = [_table(header + ["states at the end"], [row + [st] for row, st in zip(rows, states)]),
+             "<h3>Metrics: final value and mean over the run</h3>"]
+    header, rows = metrics_table(summary)
+    parts.append(_table(header, rows) if rows else "<p class='none'>No metric samples in this recording.</p>")
+    return parts
 
 
 STYLE = """body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}
@@ -328,8 +305,7 @@ def _page(rec, summary: dict, views: dict[str, Optional[str]]) -> str:
              f"<h1>Starling report: {html.escape(str(summary['scenario']))}</h1>",
              f"<p>{html.escape(str(summary.get('file', '')))}</p><table>",
              *[f"<tr><th>{k}</th><td>{html.escape(str(v))}</td></tr>" for k, v in run], "</table>",
-             "<h2>Summary</h2>", _species_rows(summary),
-             "<h3>Metrics: final value and mean over the run</h3>", _metric_rows(summary)]
+             "<h2>Summary</h2>", *_summary_tables(summary)]
     if summary["entities"]:
         ent = ", ".join(f"{k} {v['final']}" for k, v in summary["entities"].items())
         parts.append(f"<p>Other populations at the end: {html.escape(ent)}.</p>")

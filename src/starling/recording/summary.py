@@ -19,6 +19,28 @@ from .reader import RecordingError
 
 #: counter series that are not counts
 _AXES = ("step", "time")
+#: units of the metric series (``docs/metrics.md``); the rest are counts or shares
+UNITS = {"nn_distance": "m", "nn_median": "m", "nn_sd": "m", "nn_min": "m", "nn_p5": "m", "nn_p95": "m",
+         "mean_speed": "m/s", "speed_sd": "m/s", "speed_min": "m/s", "speed_max": "m/s",
+         "density": "1/m² or 1/m³"}
+
+
+def density_unit(config: dict, species: str) -> str:
+    """``1/m²`` for a species on a plane or the ground (as ``Simulation.metrics`` counts it), else ``1/m³``."""
+    for sp in (config or {}).get("species", ()):
+        if sp.get("name") == species:
+            mover = sp.get("mover") or {}
+            flat = mover.get("kind") in ("planar", "ground") or mover.get("planar") is True
+            return "1/m²" if flat else "1/m³"
+    return UNITS["density"]
+
+
+def metric_unit(summary: dict, key: str) -> str:
+    """The unit of a metric row; density's when every species shares one."""
+    if key == "density":
+        units = {s.get("density_unit", UNITS["density"]) for s in summary["species"].values()}
+        return units.pop() if len(units) == 1 else UNITS["density"]
+    return UNITS.get(key, "")
 
 
 class Checked:
@@ -120,6 +142,7 @@ def _species(rec, name: str) -> dict:
         "counters": {k: _count(v) for k, v in counters.items() if k not in _AXES},
         "deaths_by_cause": deaths_by_cause(rec.events, name),
         "occupancy": final_occupancy(rec, name),
+        "density_unit": density_unit(rec.config, name),
     }
     if "time" in counters and ("caught" in counters or "eaten" in counters):
         zeros = np.zeros(len(counters["time"]))
@@ -171,3 +194,61 @@ def summarize(rec) -> dict:
                      for name in rec.populations if name not in rec.species},
         "events": dict(sorted(Counter(e.get("kind", "?") for e in rec.events).items())),
     }
+
+
+# ------------------------------------------------------------------------------------------------ text
+def number_text(value, digits: int = 3) -> str:
+    """A summary value as table text: ``–`` for None, floats to ``digits`` significant digits."""
+    if value is None:
+        return "–"
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+def run_text(summary: dict) -> str:
+    """One line about the run: file, scenario, seed, steps, simulated time, dt, frames."""
+    return (f"{summary['file']}: {summary['scenario']}, seed {summary['seed']}, {summary['steps']} steps "
+            f"({summary['duration_s']:.4g} s at dt {summary['dt']:.4g} s), {summary['frames']} frames every "
+            f"{summary['every']} steps ({summary['precision']})"
+            + ("" if summary["complete"] else "; incomplete: the writer stopped early"))
+
+
+def states_text(species: dict) -> str:
+    """``normal 61%, afraid 39%``: a species' state shares at the end ('' without a brain)."""
+    return ", ".join(f"{k} {v:.0%}" if v is not None else f"{k} –" for k, v in species["occupancy"].items())
+
+
+def species_table(summary: dict) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the per-species table (population, deaths, predation) as text."""
+    header = ["species", "alive first → final", "min–max", "deaths by cause", "catches", "bites", "first catch"]
+    rows = []
+    for name, s in summary["species"].items():
+        pop, pred = s["population"], s.get("predation") or {}
+        first = pred.get("time_to_first_catch")
+        rows.append([name, f"{number_text(pop['first'])} → {number_text(pop['final'])}",
+                     f"{number_text(pop['min'])}–{number_text(pop['max'])}",
+                     ", ".join(f"{c} {n}" for c, n in s["deaths_by_cause"].items()) or "none",
+                     number_text(pred.get("catches")), number_text(pred.get("bites")),
+                     f"{first:.4g} s" if first is not None else "–"])
+    return header, rows
+
+
+def metrics_table(summary: dict) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the metric table: per metric its unit, then final and mean per species.
+
+    Both are empty when the recording has no metric samples.
+    """
+    names = list(summary["species"])
+    keys: list[str] = []
+    for s in summary["species"].values():
+        keys += [k for k in s["metrics"] if k not in keys]
+    if not keys:
+        return [], []
+    header = ["metric", "unit", *[f"{n} {what}" for n in names for what in ("final", "mean")]]
+    rows = []
+    for key in keys:
+        cells = [key, metric_unit(summary, key)]
+        for n in names:
+            m = summary["species"][n]["metrics"].get(key, {})
+            cells += [number_text(m.get("final")), number_text(m.get("mean"))]
+        rows.append(cells)
+    return header, rows
