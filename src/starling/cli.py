@@ -327,6 +327,86 @@ def experiment(
               highlight=False)
 
 
+@app.command()
+def sweep(
+    file: Path = typer.Argument(..., help="Sweep file (TOML): scenario, parameters, design, replicates, metrics."),
+    backend: str = typer.Option("local", "--backend", help="local (worker processes here) or ray."),
+    address: Optional[str] = typer.Option(None, "--address", help="--backend ray: a running cluster "
+                                          "(host:port of `ray start --head`); default: start Ray here."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Worker processes (local; default 1) "
+                                          "or CPUs for a Ray started here (default: all)."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Output folder (default sweeps/FILE-STEM)."),
+    resume: bool = typer.Option(False, "--resume", help="Finish an interrupted sweep: run only what --out lacks."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (counts, paths, summary)."),
+    plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
+) -> None:
+    """Run a sweep file: every parameter set × replicate, locally or on Ray; Parquet rows, summary, plots."""
+    from .experiments.backends import make_backend
+    from .experiments.driver import run_sweep_file
+    from .experiments.sweep_file import load_sweep
+
+    _load_plugins(plugin)
+    if backend not in ("local", "ray"):
+        _fail(f"--backend: {backend!r} is not local or ray")
+    if address is not None and backend != "ray":
+        _fail("--address: only with --backend ray")
+    try:
+        plan = load_sweep(file)
+    except ConfigError as e:
+        _config_fail(e)
+    target = out_dir or Path("sweeps") / file.stem
+    counts = {"ok": 0, "failed": 0}
+    state: dict = {}
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), TimeRemainingColumn(),
+                  console=err, transient=as_json, disable=not err.is_terminal and as_json) as progress:
+
+        def on_start(total: int, done: int) -> None:
+            state["task"] = progress.add_task(file.stem, total=total, completed=done, failed=0)
+            state["total"], state["skipped"] = total, done
+
+        def on_row(row: dict) -> None:
+            counts["ok" if row["status"] == "ok" else "failed"] += 1
+            progress.update(state["task"], advance=1, failed=counts["failed"])
+            if row["status"] != "ok" and not as_json:
+                progress.console.print(f"run {row['index']} (seed {row['seed']}) failed: {row['error']}",
+                                       highlight=False, markup=False)
+
+        t0 = time.perf_counter()
+        try:
+            output, summary = run_sweep_file(plan, make_backend(backend, workers, address), target, resume=resume,
+                                             on_start=on_start, on_row=on_row)
+        except ConfigError as e:
+            _config_fail(e)
+        except KeyboardInterrupt:
+            err.print(f"interrupted: {counts['ok'] + counts['failed']} runs kept in {target}; "
+                      "--resume runs the rest", highlight=False)
+            raise typer.Exit(130)
+        except ConnectionError as e:
+            _fail(f"--address: cannot reach the Ray cluster at {address}: {e}")
+    wall = time.perf_counter() - t0
+    result = {"sweep": str(file), "backend": backend, "runs": state.get("total", 0), "skipped": state.get("skipped", 0),
+              "ok": counts["ok"], "failed": counts["failed"], "wall_s": round(wall, 3), "out": str(target),
+              "summary": summary}
+    if as_json:
+        sys.stdout.write(json.dumps(result) + "\n")
+        return
+    params = list(plan.spec.parameters)
+    columns = plan.columns()
+    table = Table(*params, "runs", *columns, box=None)
+    for s in summary:
+        cells = []
+        for c in columns:
+            mean, low, high = s[f"{c}.mean"], s[f"{c}.ci_low"], s[f"{c}.ci_high"]
+            cells.append("–" if mean is None else f"{mean:.3g}" + ("" if low is None else f" ± {(high - low) / 2:.2g}"))
+        table.add_row(*[f"{s[p]:g}" if isinstance(s[p], (int, float)) else str(s[p]) for p in params],
+                      f"{s['runs'] - s['failed']}/{s['runs']}", *cells)
+    out.print(table)
+    out.print(f"{counts['ok']} runs ok, {counts['failed']} failed"
+              + (f", {state['skipped']} already done" if state.get("skipped") else "")
+              + f" in {wall:.1f} s; results in {target}", highlight=False)
+
+
 DEFAULT_SCENE_ORDER = ("meadow", "lagoon", "pasture", "pond", "flock")
 
 
@@ -344,6 +424,11 @@ def serve(
     no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser."),
     realtime: bool = typer.Option(True, "--realtime/--fast", help="Pace to real time, or run as fast as possible."),
     set_: List[str] = typer.Option([], "--set", help="Override a field (path=value) or a named parameter (NAME=value); repeatable."),
+    record_to: Optional[Path] = typer.Option(None, "--record", help=(
+        "Record the live session into this Zarr directory, edits and player actions included; "
+        "another scenario loaded in the app goes to NAME-2.zarr, NAME-3.zarr, …")),
+    every: int = typer.Option(1, "--every", min=1, help="With --record: keep every K-th step."),
+    precision: str = typer.Option("float32", "--precision", help="With --record: float32 or float16 arrays."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Run the live app: the simulation streamed to a 3D view in the browser."""
@@ -356,10 +441,37 @@ def serve(
         load_scenario_config(name, set_)  # fail fast, with the field named, before binding a port
     except ConfigError as e:
         _config_fail(e)
+    recorder = None
+    if record_to is not None:
+        if precision not in ("float32", "float16"):
+            _fail(f"--precision: {precision!r} is not float32 or float16")
+        if record_to.exists():
+            _fail(f"--record: {record_to} already exists; choose a new path (a recording is never overwritten)")
+        recorder = _session_recorder(record_to, every, precision)
     try:
-        run_server(name, host=host, port=port, open_browser=not no_browser, realtime=realtime, overrides=set_)
+        run_server(name, host=host, port=port, open_browser=not no_browser, realtime=realtime, overrides=set_,
+                   recorder=recorder)
     except OSError as e:
         _fail(f"cannot listen on {host}:{port}: {e.strerror or e}")
+
+
+def _session_recorder(path: Path, every: int, precision: str):
+    """What the live server calls for each scenario it loads: a recorder to the next free path."""
+    from .recording import Recorder
+
+    taken = [0]
+
+    def start(sim, name: str):
+        while True:
+            taken[0] += 1
+            target = path if taken[0] == 1 else path.with_name(f"{path.stem}-{taken[0]}{path.suffix}")
+            if not target.exists():
+                break
+        recorder = Recorder(sim, target, every=every, precision=precision, scenario_name=name, flush_seconds=2.0)
+        err.print(f"recording '{name}' into {target}", highlight=False)
+        return recorder
+
+    return start
 
 
 @app.command()
@@ -370,7 +482,8 @@ def demo(
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """The main job: the live app on the default scene (what `make demo` runs)."""
-    serve(scenario, host="127.0.0.1", port=port, no_browser=no_browser, realtime=True, set_=[], plugin=plugin)
+    serve(scenario, host="127.0.0.1", port=port, no_browser=no_browser, realtime=True, set_=[], record_to=None, every=1,
+          precision="float32", plugin=plugin)
 
 
 @app.command()
@@ -477,6 +590,9 @@ def bench(
                                            "(built-in name or TOML): step medians, kernel share, phases, reconfigure."),
     steps: int = typer.Option(300, "--steps", min=1, help="--scenario: timed steps after the warm-up."),
     set_: List[str] = typer.Option([], "--set", help="--scenario: override a field (path=value) or a named parameter (NAME=value); repeatable."),
+    record: Optional[str] = typer.Option(None, "--record", help="--scenario: measure what recording at this "
+                                         "precision (float32 or float16) adds to the step."),
+    record_every: int = typer.Option(1, "--record-every", min=1, help="--record: keep every K-th step."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
@@ -491,6 +607,27 @@ def bench(
         methods = sorted(q.name for q in registry.queries())
         if query not in methods:
             _fail(f"--query: expected one of {', '.join(methods)}, got {query!r}")
+    if record is not None and scenario is None:
+        _fail("--record: measures a scenario's recording cost; give --scenario NAME too")
+    if scenario is not None and record is not None:
+        if record not in ("float32", "float16"):
+            _fail(f"--record: {record!r} is not float32 or float16")
+        from .recording.bench import bench_recording
+
+        try:
+            r = bench_recording(scenario, steps=steps, precision=record, every=record_every,
+                                overrides=tuple(set_))
+        except ConfigError as e:
+            _config_fail(e)
+        if as_json:
+            sys.stdout.write(json.dumps(r) + "\n")
+            return
+        out.print(f"{r['scenario']}: {r['animals']}, recording {r['precision']} every {r['every']} step(s)",
+                  highlight=False)
+        out.print(f"mean step {r['step_ms']:.3f} ms plain, {r['recorded_step_ms']:.3f} ms recorded: "
+                  f"{100 * r['overhead']:+.1f} %; {r['bytes_per_frame'] / 1e3:.1f} kB a frame "
+                  f"({r['bytes_per_animal_frame']:.2f} B an animal)", highlight=False)
+        return
     if scenario is not None:
         from .bench_scenario import bench_named_scenario, bench_scenario_sizes, scenario_overrides
 

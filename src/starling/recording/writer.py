@@ -167,6 +167,7 @@ class Recorder:
         self._times: list[float] = []
         self._frames_written = 0
         self._rows: list[list[float]] = []
+        self._last_sample = -1
         self._series_written = 0
         self._event_lines: list[bytes] = []
         self._events_written = 0
@@ -239,6 +240,7 @@ class Recorder:
 
     def _on_metrics(self, _view) -> None:
         sim = self.sim
+        self._last_sample = sim.step_count
         metrics = sim.metrics()
         summaries = {name: sim.species_summary(name) for name in self._species}
         row = []
@@ -318,6 +320,8 @@ class Recorder:
         self._frame_observer.close()
         if self._metrics_observer is not None:
             self._metrics_observer.close()
+        if self.metrics_every and self._last_sample != self.sim.step_count:
+            self._on_metrics(None)  # the series ends where the run ended
         self._collect_events()
         self.flush()
         header = dict(self.root.attrs[ATTRS])

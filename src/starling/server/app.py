@@ -21,7 +21,7 @@ import webbrowser
 from collections import deque
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, WebSocket
@@ -193,6 +193,7 @@ def create_app(
     overrides: Iterable[str] = (),
     loader: Optional[Loader] = None,
     scenario_names: Optional[Names] = None,
+    recorder: Optional[Callable[[Any, str], Any]] = None,
 ) -> FastAPI:
     """Build the app. The simulation thread starts with the app's lifespan and stops with it.
 
@@ -203,6 +204,7 @@ def create_app(
     runner = SimulationRunner(
         scenario, realtime=realtime, seed=seed, max_fps=max_fps,
         loader=loader or scenario_loader(tuple(overrides), scenario), scenario_names=scenario_names,
+        recorder=recorder,
     )
     extra_origins = frozenset(allowed_origins)
     static = Path(static_dir) if static_dir is not None else STATIC_DIR
@@ -333,6 +335,7 @@ def serve(
     open_browser: bool = True,
     realtime: bool = True,
     overrides: Iterable[str] = (),
+    recorder: Optional[Callable[[Any, str], Any]] = None,
 ) -> None:
     """Run the viewer server until Ctrl+C: prints the address, optionally opens a browser.
 
@@ -341,7 +344,7 @@ def serve(
     """
     import uvicorn
 
-    app = create_app(scenario, realtime=realtime, overrides=overrides)
+    app = create_app(scenario, realtime=realtime, overrides=overrides, recorder=recorder)
     server = uvicorn.Server(_uvicorn_config(app, host, port))
 
     def announce() -> None:

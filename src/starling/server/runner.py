@@ -202,8 +202,13 @@ class SimulationRunner:
         status_hz: float = 4.0,
         loader: Optional[Loader] = None,
         scenario_names: Optional[Names] = None,
+        recorder: Optional[Callable[[Any, str], Any]] = None,
     ) -> None:
         self.scenario_name = scenario
+        # ``recorder(sim, name)`` starts recording a newly loaded simulation (``serve --record``);
+        # what it returns is closed when another scenario is loaded or the server stops.
+        self._make_recorder = recorder
+        self.recorder: Any = None
         self.seed = seed
         self.mode = "realtime" if realtime else "fast"
         self.speed = 1.0
@@ -278,6 +283,31 @@ class SimulationRunner:
     # ---- the thread -----------------------------------------------------------------
 
     def _run(self) -> None:
+        try:
+            self._loop()
+        finally:
+            self._stop_recording()
+
+    def _stop_recording(self) -> None:
+        if self.recorder is not None:
+            recorder, self.recorder = self.recorder, None
+            try:
+                recorder.close()
+            except Exception as exc:
+                log.error("could not finish the recording: %s", exc)
+
+    def _start_recording(self, sim: Any, name: str) -> None:
+        self._stop_recording()
+        if self._make_recorder is None:
+            return
+        try:
+            self.recorder = self._make_recorder(sim, name)
+        except Exception as exc:  # the live session goes on unrecorded, and says so
+            message = f"cannot record '{name}': {exc}"
+            log.error(message)
+            self._sink_call("post_event", P.dumps({"type": "error", "message": message}), None)
+
+    def _loop(self) -> None:
         self._load(self.scenario_name, self.seed, client_id=None)
         while not self._stop.is_set():
             self._wake.clear()
@@ -454,6 +484,7 @@ class SimulationRunner:
             return
         if self._observer is not None:
             self._observer.close()
+        self._start_recording(sim, name)
         self.sim = sim
         # the frames and the live metrics watch the run through the simulation's observer seam
         self._observer = sim.observe(self._on_step) if hasattr(sim, "observe") else None

@@ -1,0 +1,126 @@
+"""Where a sweep's runs execute: local worker processes, or Ray (one machine or a cluster).
+
+Both call ``on_result(row)`` in the calling process as each run finishes, so results
+are written as they come. A run that raises is a row with its error (the worker
+catches it); a *worker that dies* (killed, out of memory, a crash in native code) is
+retried up to ``retries`` times — by respawning the process locally, by Ray's task
+retries on Ray — and only then recorded as failed.
+"""
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Callable, Optional
+
+from . import worker
+
+OnResult = Callable[[dict], None]
+
+
+def _died(task: dict, attempts: int, why: str) -> dict:
+    row = {"run": task["id"], "index": task["index"], "seed": task["seed"], **task["params"],
+           "status": "failed", "error": f"the worker died {attempts} times running it ({why})",
+           "worker": None, "wall_s": None}
+    for column, *_ in task["metrics"]:
+        row[column] = None
+    return row
+
+
+class LocalBackend:
+    """A pool of ``workers`` processes on this machine (nothing to start or install).
+
+    Processes come from a fork server that has imported Starling once, so a new or
+    respawned worker starts in milliseconds. At most ``workers`` runs are in flight:
+    when a worker dies, only those runs are suspects (and retried).
+    """
+
+    name = "local"
+
+    def __init__(self, workers: int = 1, retries: int = 3):
+        self.workers = max(1, int(workers))
+        self.retries = retries
+
+    def run(self, tasks: list[dict], on_result: OnResult) -> None:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["starling.experiments.worker"])
+        pending = deque(tasks)
+        attempts: dict[str, int] = {}
+        while pending:
+            with ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=worker.init_worker) as pool:
+                running: dict = {}
+                try:
+                    while pending or running:
+                        while pending and len(running) < self.workers:
+                            task = pending.popleft()
+                            running[pool.submit(worker.execute, task)] = task
+                        done, _ = wait(running, return_when=FIRST_COMPLETED)
+                        for future in done:
+                            task = running.pop(future)
+                            on_result(future.result())  # BrokenProcessPool surfaces here
+                except BrokenProcessPool as exc:
+                    for future, task in running.items():
+                        if future.done() and not future.exception():
+                            on_result(future.result())
+                            continue
+                        attempts[task["id"]] = attempts.get(task["id"], 0) + 1
+                        if attempts[task["id"]] > self.retries:
+                            on_result(_died(task, attempts[task["id"]], str(exc) or "process pool broken"))
+                        else:
+                            pending.appendleft(task)
+                    # the pool is broken: leave the with-block and start a fresh one
+
+
+class RayBackend:
+    """Ray tasks: ``ray.init()`` on this machine (``workers`` CPUs), or the cluster at ``address``.
+
+    Each task asks for one CPU and runs with one Numba thread; Ray re-runs a task whose
+    worker died up to ``retries`` times. Nodes of a cluster need Starling installed
+    (the same version) — the tasks carry the scenario's config, not its files.
+    """
+
+    name = "ray"
+
+    def __init__(self, workers: Optional[int] = None, address: Optional[str] = None, retries: int = 3):
+        self.workers = workers
+        self.address = address
+        self.retries = retries
+
+    def run(self, tasks: list[dict], on_result: OnResult) -> None:
+        import ray
+
+        started_here = not ray.is_initialized()
+        if started_here:
+            options = dict(include_dashboard=False, log_to_driver=False, configure_logging=False,
+                           runtime_env={"env_vars": {"NUMBA_NUM_THREADS": "1"}})
+            if self.address:
+                ray.init(address=self.address, **options)
+            else:
+                ray.init(num_cpus=self.workers, **options)
+        try:
+            remote = ray.remote(num_cpus=1, max_retries=self.retries, retry_exceptions=False)(worker.execute)
+            refs = {}
+            for task in tasks:
+                refs[remote.remote(task)] = task
+            while refs:
+                done, _ = ray.wait(list(refs), num_returns=1)
+                for ref in done:
+                    task = refs.pop(ref)
+                    try:
+                        row = ray.get(ref)
+                    except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
+                            ray.exceptions.RayTaskError) as exc:
+                        row = _died(task, self.retries + 1, type(exc).__name__)
+                    on_result(row)
+        finally:
+            if started_here:
+                ray.shutdown()
+
+
+def make_backend(name: str, workers: Optional[int], address: Optional[str]):
+    if name == "local":
+        return LocalBackend(workers or 1)
+    if name == "ray":
+        return RayBackend(workers, address)
+    raise ValueError(f"backend must be local or ray, not {name!r}")

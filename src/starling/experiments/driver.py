@@ -1,0 +1,45 @@
+"""Running a sweep file: plan the runs, skip those already done, hand the rest to a backend."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Optional
+
+from .results import SweepOutput
+from .sweep_file import Sweep, check_metric_names
+from .worker import available_metrics, build
+
+
+def check_metrics(sweep: Sweep) -> None:
+    """Build the first run (without stepping) and refuse metrics its species do not report."""
+    runs = sweep.runs()
+    sim = build(sweep.task(runs[0]))
+    check_metric_names(sweep, available_metrics(sim))
+
+
+def run_sweep_file(sweep: Sweep, backend, out_dir: Path, *, resume: bool = False,
+                   on_start: Optional[Callable[[int, int], None]] = None,
+                   on_row: Optional[Callable[[dict], None]] = None) -> tuple[SweepOutput, list[dict]]:
+    """Run what is missing from ``out_dir``; returns the output and its summary.
+
+    ``on_start(total, already_done)`` is called once before the runs, ``on_row(row)`` as
+    each finishes (after it is on disk).
+    """
+    check_metrics(sweep)
+    output = SweepOutput(out_dir, sweep, resume=resume)
+    runs = sweep.runs()
+    done = output.done
+    todo = [r for r in runs if r.id not in done]
+    if on_start is not None:
+        on_start(len(runs), len(runs) - len(todo))
+
+    def keep(row: dict) -> None:
+        output.add(row)
+        if on_row is not None:
+            on_row(row)
+
+    try:
+        if todo:
+            backend.run([sweep.task(r) for r in todo], keep)
+    finally:
+        summary = output.finish()
+    return output, summary
