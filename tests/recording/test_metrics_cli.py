@@ -124,3 +124,15 @@ def test_report_out_must_be_a_folder(recording, tmp_path):
 def test_report_needs_out(recording):
     result = runner.invoke(app, ["report", str(recording)])
     assert result.exit_code == 2 and "--out" in result.output
+
+
+def test_metrics_of_a_recording_without_samples_or_brains(tmp_path):
+    from starling.recording import record
+    from starling.simulation import load_scenario
+
+    sim = load_scenario("flock", record_debug=False, overrides=["species.bird.count=40"])
+    path = record(sim, tmp_path / "flock.zarr", 3, metrics_every=0)
+    result = runner.invoke(app, ["metrics", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "no metric samples (recorded with --metrics-every 0)" in result.stdout
+    assert "states at the end" not in result.stdout and "40 → 40" in result.stdout
