@@ -175,3 +175,17 @@ def test_a_report_of_an_empty_world_draws_no_tracks(tmp_path):
     with pytest.raises(NoData, match="no animal is alive"):
         plot_tracks(Empty(), tmp_path / "t.png")
     assert not (tmp_path / "t.png").exists()
+
+
+def test_density_unit_follows_the_species_mover():
+    from starling.recording.summary import density_unit, metric_unit
+
+    config = {"species": [{"name": "p", "mover": {"kind": "constant_speed", "planar": True}},
+                          {"name": "s", "mover": {"kind": "ground"}}, {"name": "q", "mover": {"kind": "planar"}},
+                          {"name": "b", "mover": {"kind": "free"}}]}
+    assert [density_unit(config, n) for n in "psqb"] == ["1/m²", "1/m²", "1/m²", "1/m³"]
+    flat = {"species": {"p": {"density_unit": "1/m²"}, "q": {"density_unit": "1/m²"}}}
+    mixed = {"species": {"p": {"density_unit": "1/m²"}, "b": {"density_unit": "1/m³"}}}
+    assert (metric_unit(flat, "density"), metric_unit(mixed, "density")) == ("1/m²", "1/m² or 1/m³")
+    assert (metric_unit(flat, "nn_p5"), metric_unit(flat, "speed_max"), metric_unit(flat, "groups")) == (
+        "m", "m/s", "")

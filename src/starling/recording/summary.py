@@ -17,7 +17,7 @@ import numpy as np
 from ..metrics import first_time, occupancy, predation
 from .reader import RecordingError
 
-#: counter series that are not counts
+#: the sample axes of the metric and counter tables (not series to summarise)
 _AXES = ("step", "time")
 #: units of the metric series (``docs/metrics.md``); the rest are counts or shares
 UNITS = {"nn_distance": "m", "nn_median": "m", "nn_sd": "m", "nn_min": "m", "nn_p5": "m", "nn_p95": "m",
