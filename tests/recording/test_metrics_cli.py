@@ -92,7 +92,7 @@ BAD = {
     "missing": (lambda rec, tmp: tmp / "nowhere.zarr", "no such file or directory"),
     "empty file": (lambda rec, tmp: (tmp / "empty.zarr").touch() or tmp / "empty.zarr", "an empty file"),
     "empty directory": (lambda rec, tmp: (tmp / "void.zarr").mkdir() or tmp / "void.zarr", "an empty directory"),
-    "truncated chunk": (_truncated_chunk, "damaged or truncated recording"),
+    "truncated chunk": (_truncated_chunk, "damaged"),
     "truncated store": (_truncated_store, "truncated or damaged"),
     "foreign zarr": (lambda rec, tmp: _foreign_zarr(tmp), "not a Starling recording"),
     "hdf5": (lambda rec, tmp: _hdf5(tmp), "an HDF5 file, not a Starling recording"),

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from starling.metrics import nearest_neighbor_stats, polarization, speed_stats
-from starling.recording import open_recording, record
+from starling.metrics import nearest_neighbor_stats, occupancy_series, polarization, speed_stats
+from starling.recording import open_recording, record, writer
 from starling.recording.report import VIEWS, NoData, _broken_at_seams, plot_tracks, write_report
-from starling.recording.summary import first_catch_time, series_summary, summarize
+from starling.recording.summary import (alive_counts, first_catch_time, frames_seen, occupancy_over_time,
+                                        series_summary, summarize)
 from starling.simulation import load_scenario
 
 STEPS = 300  # 10 s: the sharks' first catches fall at 7.7 s and 9.3 s with seed 3
@@ -22,9 +23,13 @@ STEPS = 300  # 10 s: the sharks' first catches fall at 7.7 s and 9.3 s with seed
 @pytest.fixture(scope="module")
 def lagoon(tmp_path_factory):
     sim = load_scenario("lagoon", record_debug=False)
-    path = record(sim, tmp_path_factory.mktemp("rec") / "lagoon.zarr", STEPS, every=5, metrics_every=10,
-                  scenario_name="lagoon")
-    return sim, open_recording(path)
+    with pytest.MonkeyPatch.context() as mp:  # blocks of 16 frames: reading block by block is exercised
+        mp.setattr(writer, "MAX_BLOCK_FRAMES", 16)
+        path = record(sim, tmp_path_factory.mktemp("rec") / "lagoon.zarr", STEPS, every=5, metrics_every=10,
+                      scenario_name="lagoon")
+    rec = open_recording(path)
+    assert rec.block == 16 and rec.n_frames % 16 != 0
+    return sim, rec
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +98,20 @@ def test_state_occupancy_at_the_end_from_the_state_array(lagoon, summary):
         expected = {n: np.count_nonzero(state == i) / state.size for i, n in enumerate(names)}
         assert summary["species"][name]["occupancy"] == pytest.approx(expected)
         assert sum(expected.values()) == pytest.approx(1.0)
+
+
+def test_block_by_block_reads_equal_the_whole_arrays(lagoon):
+    _, rec = lagoon
+    for name in rec.populations:
+        np.testing.assert_array_equal(alive_counts(rec, name), rec.array(name, "alive").sum(axis=1))
+    uid = rec.array("fish", "uid")
+    ids, frames = np.unique(uid[uid >= 0], return_counts=True)
+    got_ids, got_frames = frames_seen(rec, "fish")
+    np.testing.assert_array_equal(got_ids, ids)
+    np.testing.assert_array_equal(got_frames, frames)
+    expected = occupancy_series(rec.array("fish", "state"), rec.array("fish", "alive"), 3)
+    np.testing.assert_allclose(occupancy_over_time(rec, "fish"), expected)
+    assert expected.shape == (rec.n_frames, 3)
 
 
 def test_series_summary_by_hand():
@@ -169,8 +188,8 @@ def test_a_report_of_an_empty_world_draws_no_tracks(tmp_path):
         config = {}
         box = None
 
-        def array(self, population, name):
-            return np.full((3, 4), -1)
+        def blocks(self, population):
+            yield 0, {"uid": np.full((3, 4), -1)}
 
     with pytest.raises(NoData, match="no animal is alive"):
         plot_tracks(Empty(), tmp_path / "t.png")
@@ -189,3 +208,44 @@ def test_density_unit_follows_the_species_mover():
     assert (metric_unit(flat, "density"), metric_unit(mixed, "density")) == ("1/m²", "1/m² or 1/m³")
     assert (metric_unit(flat, "nn_p5"), metric_unit(flat, "speed_max"), metric_unit(flat, "groups")) == (
         "m", "m/s", "")
+
+
+def test_a_read_that_fails_in_the_store_is_one_recording_error():
+    from starling.recording import RecordingError
+    from starling.recording.summary import checked
+
+    class Broken:
+        path = "broken.zarr"
+        n_frames = 2
+
+        def array(self, population, name):
+            raise RuntimeError("error during blosc decompression: -1")
+
+        def blocks(self, population):
+            yield 0, {}
+            raise OSError("chunk vanished")
+
+    rec = checked(Broken())
+    assert rec.n_frames == 2 and checked(rec) is rec
+    with pytest.raises(RecordingError, match=r"^broken.zarr: damaged or truncated recording \(RuntimeError: error"):
+        rec.array("fish", "uid")
+    blocks = rec.blocks("fish")
+    assert next(blocks) == (0, {})
+    with pytest.raises(RecordingError, match=r"OSError: chunk vanished"):
+        next(blocks)
+
+
+def test_an_unfinished_recording_is_summarised_and_says_so(tmp_path):
+    from starling.recording import Recorder
+
+    sim = load_scenario("flock", record_debug=False, overrides=["species.bird.count=50"])
+    recorder = Recorder(sim, tmp_path / "cut.zarr", every=1, metrics_every=2)
+    sim.step(6)
+    recorder.flush()  # what a writer killed now leaves: its blocks, no closing header
+    rec = open_recording(tmp_path / "cut.zarr")
+    summary = summarize(rec)
+    assert summary["complete"] is False and summary["frames"] == rec.n_frames >= 6
+    assert summary["species"]["bird"]["population"]["final"] == 50
+    write_report(rec, tmp_path / "out")
+    assert "no: the writer stopped early" in (tmp_path / "out" / "index.html").read_text()
+    recorder.close()

@@ -22,8 +22,9 @@ from typing import Callable, Optional, Union
 
 import numpy as np
 
-from ..metrics import nearest_neighbor_distances, occupancy_series
-from .summary import checked, metrics_table, species_table, states_text, summarize
+from ..metrics import nearest_neighbor_distances
+from .summary import (alive_counts, checked, frames_seen, metrics_table, occupancy_over_time, species_table,
+                      states_text, summarize)
 
 #: the views in page order: file stem, title, caption
 VIEWS = (
@@ -150,7 +151,7 @@ def plot_population(rec, path: Path) -> None:
     deaths = [e for e in rec.events if e.get("kind") == "death" and e.get("species") in rec.species]
     fig, axes = _figure(len(rec.species) + 1, 1, height=2.4, sharex=True)
     for ax, name in zip(axes[:, 0], rec.species):  # one panel each: 3 sharks beside 200 fish stay readable
-        alive = rec.array(name, "alive").sum(axis=1)
+        alive = alive_counts(rec, name)
         ax.plot(rec.times, alive, color=colors[name], label="alive", lw=1.5, drawstyle="steps-post")
         when = np.array([e["time"] for e in deaths if e["species"] == name], np.float64)
         if when.size:
@@ -193,7 +194,7 @@ def plot_occupancy(rec, path: Path) -> None:
     fig, axes = _figure(len(brains), 1, height=2.6)
     for ax, name in zip(axes[:, 0], brains):
         names = rec.state_names(name)
-        shares = occupancy_series(rec.array(name, "state"), rec.array(name, "alive"), len(names))
+        shares = occupancy_over_time(rec, name)
         ax.stackplot(rec.times, np.nan_to_num(shares).T, labels=names, alpha=0.85)
         ax.set_title(f"{name}: brain states")
         ax.set_ylabel("share of the living")
@@ -206,11 +207,9 @@ def plot_occupancy(rec, path: Path) -> None:
 
 def _chosen_uids(rec, species: str, count: int) -> list[int]:
     """``count`` of the animals seen in the most frames, spread over the uids (spawn order is often spatial)."""
-    uid = rec.array(species, "uid")
-    seen = uid[uid >= 0]
-    if seen.size == 0:
+    ids, frames = frames_seen(rec, species)
+    if ids.size == 0:
         return []
-    ids, frames = np.unique(seen, return_counts=True)
     longest = ids[frames == frames.max()]
     if longest.size < count:
         longest = ids[np.lexsort((ids, -frames))[:count]]

@@ -10,11 +10,11 @@ None where a value does not exist (no sample, no animal), never NaN.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
-from ..metrics import first_time, occupancy, predation
+from ..metrics import first_time, occupancy, occupancy_series, predation
 from .reader import RecordingError
 
 #: the sample axes of the metric and counter tables (not series to summarise)
@@ -70,12 +70,26 @@ class Checked:
 
         def guarded(*args, **kwargs):
             try:
-                return value(*args, **kwargs)
+                result = value(*args, **kwargs)
             except RecordingError:
                 raise
             except Exception as exc:
                 raise self._damaged(exc) from None
+            return self._iterated(result) if isinstance(result, Iterator) else result
         return guarded
+
+    def _iterated(self, items: Iterator):
+        """A generator's items, read under the same guard (``blocks`` reads as it goes)."""
+        while True:
+            try:
+                item = next(items)
+            except StopIteration:
+                return
+            except RecordingError:
+                raise
+            except Exception as exc:
+                raise self._damaged(exc) from None
+            yield item
 
 
 def checked(rec):
@@ -105,9 +119,32 @@ def series_summary(values) -> dict:
             "mean": float(known.mean()) if known.size else None}
 
 
-def population_summary(alive: np.ndarray) -> dict:
-    """First, final, min and max of the alive count per frame (``alive``: (F, capacity) booleans)."""
-    counts = np.asarray(alive, bool).reshape(len(alive), -1).sum(axis=1)
+def alive_counts(rec, population: str) -> np.ndarray:
+    """Animals alive in each frame, read one block at a time (a long recording's uids need not fit in memory)."""
+    parts = [np.count_nonzero(block["uid"] >= 0, axis=1) for _, block in rec.blocks(population)]
+    return np.concatenate(parts)[: rec.n_frames] if parts else np.zeros(0, np.int64)
+
+
+def occupancy_over_time(rec, species: str) -> np.ndarray:
+    """``(F, states)``: the share of the living in each brain state per frame (NaN with nobody alive)."""
+    n = len(rec.state_names(species))
+    parts = [occupancy_series(block["state"], block["uid"] >= 0, n) for _, block in rec.blocks(species)]
+    return np.concatenate(parts)[: rec.n_frames] if parts else np.zeros((0, n))
+
+
+def frames_seen(rec, species: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every uid of ``species`` and in how many frames it is alive (uids ascending)."""
+    counts: Counter = Counter()
+    for _, block in rec.blocks(species):
+        ids, n = np.unique(block["uid"][block["uid"] >= 0], return_counts=True)
+        counts.update(dict(zip(ids.tolist(), n.tolist())))
+    ids = np.array(sorted(counts), np.int64)
+    return ids, np.array([counts[i] for i in ids.tolist()], np.int64)
+
+
+def population_summary(counts) -> dict:
+    """First, final, min and max of the alive count per frame."""
+    counts = np.asarray(counts).reshape(-1)
     if counts.size == 0:
         return {"first": None, "final": None, "min": None, "max": None}
     return {"first": int(counts[0]), "final": int(counts[-1]), "min": int(counts.min()), "max": int(counts.max())}
@@ -137,7 +174,7 @@ def _species(rec, name: str) -> dict:
     if not len(counters.get("time", ())):
         counters = {}
     out: dict[str, Any] = {
-        "population": population_summary(rec.array(name, "alive")),
+        "population": population_summary(alive_counts(rec, name)),
         "metrics": {k: series_summary(v) for k, v in series.items() if k not in _AXES},
         "counters": {k: _count(v) for k, v in counters.items() if k not in _AXES},
         "deaths_by_cause": deaths_by_cause(rec.events, name),
@@ -190,7 +227,7 @@ def summarize(rec) -> dict:
         "steps": int(steps[-1]) if steps.size else 0,
         "duration_s": float(times[-1]) if times.size else 0.0,
         "species": {name: _species(rec, name) for name in rec.species},
-        "entities": {name: population_summary(rec.array(name, "alive"))
+        "entities": {name: population_summary(alive_counts(rec, name))
                      for name in rec.populations if name not in rec.species},
         "events": dict(sorted(Counter(e.get("kind", "?") for e in rec.events).items())),
     }
