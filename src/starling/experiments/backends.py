@@ -57,8 +57,9 @@ class LocalBackend:
                             running[pool.submit(worker.execute, task)] = task
                         done, _ = wait(running, return_when=FIRST_COMPLETED)
                         for future in done:
-                            task = running.pop(future)
-                            on_result(future.result())  # BrokenProcessPool surfaces here
+                            row = future.result()  # BrokenProcessPool surfaces here, the task still in running
+                            del running[future]
+                            on_result(row)
                 except BrokenProcessPool as exc:
                     for future, task in running.items():
                         if future.done() and not future.exception():

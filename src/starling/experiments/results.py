@@ -85,11 +85,11 @@ class SweepOutput:
     def table(self):
         import polars as pl
 
-        ordered = ["run", "index", "seed", *self.params, *self.columns, "status", "error", "wall_s", "worker"]
+        ordered = ["run", "index", "seed", *self.params, *self.columns, "status", "error", "wall_s", "worker", "threads"]
         data = {c: [r.get(c) for r in self.rows] for c in ordered}
         text = {"run", "status", "error", "worker"}
         schema = {c: (pl.Float64 if c in self.columns or c == "wall_s" else pl.Utf8 if c in text
-                      else pl.Int64 if c in ("index", "seed") else None) for c in ordered}
+                      else pl.Int64 if c in ("index", "seed", "threads") else None) for c in ordered}
         return pl.DataFrame({c: pl.Series(c, v, dtype=schema[c], strict=False) for c, v in data.items()})
 
     def write_table(self) -> None:

@@ -93,5 +93,8 @@ def execute(task: dict) -> dict:
         row["traceback"] = traceback.format_exc(limit=8)
         for column, *_ in task["metrics"]:
             row.setdefault(column, None)
+    import numba
+
+    row["threads"] = numba.get_num_threads()
     row["wall_s"] = time.perf_counter() - t0
     return row

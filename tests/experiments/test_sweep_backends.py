@@ -1,0 +1,247 @@
+"""Running sweeps: local processes and Ray give the same numbers; dead workers, failed runs, resume."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+import starling
+from starling.cli import app
+from starling.experiments.backends import LocalBackend, RayBackend
+from starling.experiments.driver import run_sweep_file
+from starling.experiments.sweep_file import check_sweep
+
+SRC = str(Path(starling.__file__).resolve().parents[1])
+TINY = {"scenario": "vicsek", "steps": 30, "replicates": 2, "parameters": {"eta": [0.5, 4.0]},
+        "set": ["species.particle.count=60"]}
+
+
+def _metrics(rows):
+    keys = ("particle.polarization", "particle.milling", "particle.count")
+    return {(r["eta"], r["seed"]): tuple(r[k] for k in keys) for r in rows}
+
+
+@pytest.fixture(scope="module")
+def local_rows(tmp_path_factory):
+    out = tmp_path_factory.mktemp("local") / "out"
+    output, _ = run_sweep_file(check_sweep(dict(TINY)), LocalBackend(2), out)
+    return output.rows
+
+
+def test_the_local_backend_runs_every_run_with_one_numba_thread_per_worker(local_rows, tmp_path):
+    assert len(local_rows) == 4 and all(r["status"] == "ok" for r in local_rows)
+    assert all(r["threads"] == 1 for r in local_rows)
+    # the same runs in this process, one by one: the workers change nothing
+    sim = starling.load_scenario("vicsek", seed=2, overrides=["species.particle.count=60", "eta=4.0"],
+                                 record_debug=False)
+    sim.step(30)
+    row = next(r for r in local_rows if r["eta"] == 4.0 and r["seed"] == 2)
+    assert row["particle.polarization"] == pytest.approx(sim.metrics()["particle"]["polarization"], abs=1e-12)
+
+
+def test_the_output_holds_parquet_rows_a_summary_with_intervals_and_plots(tmp_path):
+    out = tmp_path / "out"
+    output, summary = run_sweep_file(check_sweep({**TINY, "replicates": 3}), LocalBackend(1), out)
+    runs = pl.read_parquet(out / "runs.parquet")
+    assert runs.height == 6 and set(runs["status"]) == {"ok"}
+    assert {"run", "seed", "eta", "particle.polarization", "wall_s", "status", "error"} <= set(runs.columns)
+    table = pl.read_parquet(out / "summary.parquet")
+    assert table.height == 2
+    for s in summary:
+        values = [r["particle.polarization"] for r in output.rows if r["eta"] == s["eta"]]
+        import numpy as np
+        from scipy import stats
+
+        mean = float(np.mean(values))
+        half = stats.t.ppf(0.975, 2) * np.std(values, ddof=1) / np.sqrt(3)
+        assert s["particle.polarization.mean"] == pytest.approx(mean)
+        assert s["particle.polarization.ci_high"] - mean == pytest.approx(half)
+    plots = sorted(p.name for p in (out / "plots").iterdir())
+    assert plots == sorted(f"particle.{m}--eta.png" for m in ("count", "polarization", "milling", "largest_group"))
+    assert len(json.loads((out / "sweep.json").read_text())["fingerprint"]) == 40
+
+
+def test_a_run_that_raises_is_recorded_and_the_sweep_goes_on(tmp_path):
+    sweep = check_sweep({**TINY, "replicates": 1, "parameters": {"species.particle.count": [40, -3, 50]}, "set": []})
+    output, summary = run_sweep_file(sweep, LocalBackend(2), tmp_path / "out")
+    by_count = {r["species.particle.count"]: r for r in output.rows}
+    assert by_count[40]["status"] == by_count[50]["status"] == "ok"
+    assert by_count[-3]["status"] == "failed" and "count" in by_count[-3]["error"]
+    assert [s["failed"] for s in summary] == [0, 1, 0]
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _descendants(pid: int) -> list[int]:
+    found, frontier = [], [pid]
+    while frontier:
+        kids = _children(frontier.pop())
+        found += kids
+        frontier += kids
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_a_killed_local_worker_is_respawned_and_every_run_completes(tmp_path):
+    sweep = check_sweep({**TINY, "steps": 400, "replicates": 3})
+    killed = []
+
+    def kill_one(row):
+        if not killed:  # after the first result: a worker is busy with another run
+            workers = [p for p in _descendants(os.getpid()) if "forkserver" in _cmdline(p)]
+            busy = [p for p in workers if _children(p) == []]
+            victim = max(busy)
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    output, _ = run_sweep_file(sweep, LocalBackend(2), tmp_path / "out", on_row=kill_one)
+    assert killed
+    assert len(output.rows) == 6 and all(r["status"] == "ok" for r in output.rows), output.rows
+    assert f":{killed[0]}" not in {r["worker"][r["worker"].index(":"):] for r in output.rows[1:]}
+
+
+def test_resume_runs_only_what_an_interrupted_sweep_lacks(tmp_path):
+    sweep = check_sweep({**TINY, "replicates": 3})
+    out = tmp_path / "out"
+    seen = []
+
+    def interrupt(row):
+        seen.append(row)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep_file(sweep, LocalBackend(1), out, on_row=interrupt)
+    kept = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert len(kept) == 2
+    with open(out / "runs.jsonl", "a") as f:  # and a line cut short as the process died
+        f.write('{"run": "abc", "ind')
+    starts = []
+    output, _ = run_sweep_file(check_sweep({**TINY, "replicates": 3}), LocalBackend(1), out, resume=True,
+                               on_start=lambda total, done: starts.append((total, done)))
+    assert starts == [(6, 2)]
+    assert sorted(r["index"] for r in output.rows) == list(range(6))
+    assert len({r["run"] for r in output.rows}) == 6
+
+
+def test_the_cli_refuses_a_used_output_without_resume_and_a_different_sweep_with_it(tmp_path):
+    first = tmp_path / "a.toml"
+    first.write_text('scenario = "vicsek"\nsteps = 5\n[parameters]\neta = [1.0]\n[[metrics]]\nname = "polarization"\n')
+    runner = CliRunner()
+    result = runner.invoke(app, ["sweep", str(first), "--out", str(tmp_path / "o"), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    assert data["ok"] == 1 and data["failed"] == 0 and data["runs"] == 1
+    result = runner.invoke(app, ["sweep", str(first), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "--resume" in result.output
+    second = tmp_path / "b.toml"
+    second.write_text(first.read_text().replace("[1.0]", "[2.0]"))
+    result = runner.invoke(app, ["sweep", str(second), "--out", str(tmp_path / "o"), "--resume"])
+    assert result.exit_code == 2 and "different sweep" in result.output
+    bad = tmp_path / "c.toml"
+    bad.write_text('scenario = "vicsek"\nsteps = 5\nreplicates = -2\n[parameters]\neta = [1.0]\n')
+    result = runner.invoke(app, ["sweep", str(bad)])
+    assert result.exit_code == 2 and "replicates" in result.output and "Traceback" not in result.output
+    result = runner.invoke(app, ["sweep", str(first), "--backend", "spark"])
+    assert result.exit_code == 2 and "--backend" in result.output
+
+
+# ---------------------------------------------------------------- Ray
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray = pytest.importorskip("ray")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             runtime_env={"env_vars": {"NUMBA_NUM_THREADS": "1"}})
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.slow
+def test_ray_gives_the_same_metrics_as_local_processes_for_the_same_seeds(local_rows, ray_local, tmp_path):
+    output, _ = run_sweep_file(check_sweep(dict(TINY)), RayBackend(2), tmp_path / "out")
+    assert all(r["status"] == "ok" and r["threads"] == 1 for r in output.rows)
+    assert _metrics(output.rows) == _metrics(local_rows)
+
+
+@pytest.mark.slow
+def test_ray_retries_a_run_whose_worker_was_killed(ray_local, tmp_path):
+    sweep = check_sweep({**TINY, "steps": 400, "replicates": 2})
+    killed = []
+
+    def killer():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            for pid in [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]:
+                if _cmdline(pid).startswith("ray::execute"):
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+                    return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    output, _ = run_sweep_file(sweep, RayBackend(2), tmp_path / "out")
+    thread.join(5)
+    assert killed
+    assert len(output.rows) == 4 and all(r["status"] == "ok" for r in output.rows), output.rows
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_a_sweep_runs_on_a_ray_head_started_with_ray_start(tmp_path):
+    ray_bin = shutil.which("ray", path=str(Path(sys.executable).parent))
+    assert ray_bin, "the ray command is installed with the package"
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")])),
+           "RAY_USAGE_STATS_ENABLED": "0", "NUMBA_NUM_THREADS": "1"}
+    temp = Path("/tmp") / f"starling-ray-{os.getpid()}"  # ray's socket paths must stay short
+    subprocess.run([ray_bin, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
+                    f"--temp-dir={temp}", "--disable-usage-stats"], env=env, check=True, capture_output=True,
+                   timeout=180)
+    try:
+        sweep_file = tmp_path / "s.toml"
+        sweep_file.write_text(
+            'scenario = "vicsek"\nsteps = 30\nreplicates = 2\nset = ["species.particle.count=60"]\n'
+            '[parameters]\neta = [0.5, 4.0]\n')
+        result = subprocess.run([sys.executable, "-m", "starling", "sweep", str(sweep_file), "--backend", "ray",
+                                 "--address", f"127.0.0.1:{port}", "--out", str(tmp_path / "out"), "--json"],
+                                env=env, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        data = json.loads(result.stdout.strip().splitlines()[-1])
+        assert data["ok"] == 4 and data["backend"] == "ray"
+    finally:
+        subprocess.run([ray_bin, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        shutil.rmtree(temp, ignore_errors=True)
