@@ -20,7 +20,7 @@ from .config import ConfigError, load_scenario_config, validate_scenario
 from .errors import Problem
 from .config.io import apply_override, name_problems, toml_value
 from .config.models import ScenarioBase
-from .metrics import groups, local_polarization, milling, nearest_neighbor_distance, polarization
+from .metrics import density, groups, local_polarization, milling, nearest_neighbor_stats, polarization, speed_stats
 from .steering import registry
 from .steering.per_animal import bind_draws
 from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline
@@ -515,27 +515,43 @@ class Simulation:
         for populations without one. The count is
         exact and costs with the number of linked pairs, so populations above
         ``groups_max`` report None rather than stall a live view (0.3 s at 20,000 birds).
+        ``density`` is the mean number of others within that same radius per m² for
+        species on a plane or the ground (planar and ground movers), per m³ otherwise.
+        ``nn_*`` summarise the nearest-neighbour distances (``nn_distance`` is their
+        mean), ``speed_*`` the speeds; a statistic with too few animals is None.
         """
         box = self.world.box
-        reach = {}
+        reach, flat = {}, {}
         for pipe in self.pipelines:
             own = [g.query.max_distance for g in pipe.groups if pipe.name in g.targets]
             reach[pipe.name] = max(own) if own else None
+        for sp, mover in zip(self.scenario.species, self.movers):
+            flat[sp.name] = bool(getattr(mover, "planar", False)) or sp.mover.kind == "ground"
+
+        def known(x: float) -> Optional[float]:
+            return None if np.isnan(x) else float(x)
+
         out = {}
         for name, pop in self.world.populations.items():
             radius = group_radius if group_radius is not None else (
                 self.scenario.group_distance if self.scenario.group_distance is not None else reach.get(name))
             count, largest = (groups(pop.position, radius, box) if radius is not None and pop.n <= groups_max
                               else (None, None))
+            nn = nearest_neighbor_stats(pop.position, box=box, sample=nn_sample)
+            speed = speed_stats(pop.velocity)
             out[name] = {
                 "count": int(pop.n),
                 "polarization": polarization(pop.velocity),
                 "milling": milling(pop.position, pop.velocity, box=box),
                 "local_polarization": local_polarization(pop.position, pop.velocity, sample=nn_sample, box=box),
-                "nn_distance": nearest_neighbor_distance(pop.position, sample=nn_sample, box=box),
+                "nn_distance": nn["mean"] if pop.n >= 2 else 0.0,
                 "groups": count,
                 "largest_group": largest,
-                "mean_speed": float(np.linalg.norm(pop.velocity, axis=1).mean()) if pop.n else 0.0,
+                "mean_speed": speed["mean"] if pop.n else 0.0,
+                **{f"nn_{k}": known(nn[k]) for k in ("median", "sd", "min", "p5", "p95")},
+                **{f"speed_{k}": known(speed[k]) for k in ("sd", "min", "max")},
+                "density": (known(density(pop.position, radius, box=box, flat=flat.get(name, False),
+                                          sample=nn_sample)) if radius is not None and radius > 0 else None),
             }
         return out
 

@@ -101,3 +101,31 @@ def test_simulation_metrics_are_periodic_in_a_wrapping_world_and_count_groups():
     assert (m["groups"], m["largest_group"]) == (2, 0.5)  # linked within the query's 0.8 m
     assert sim.metrics(group_radius=0.55)["fish"]["groups"] == 3
     assert sim.metrics(groups_max=3)["fish"]["groups"] is None
+    # nearest distances 0.6, 0.6, 0.5, 0.5; everyone has one other within 0.8 m (free mover: per m³)
+    assert m["nn_median"] == pytest.approx(0.55, rel=1e-6)
+    assert (m["nn_min"], m["nn_sd"]) == (pytest.approx(0.5, rel=1e-6), pytest.approx(0.05, rel=1e-5))
+    assert m["density"] == pytest.approx(1 / (4 / 3 * math.pi * 0.8 ** 3))
+    assert (m["speed_min"], m["speed_max"], m["speed_sd"]) == (pytest.approx(1.0), pytest.approx(1.0),
+                                                               pytest.approx(0.0))
+    fish.velocity[:] = [[1, 0, 0], [0, 3, 0], [0, 0, 0], [0, 0, 4]]  # speeds 1, 3, 0, 4
+    m = sim.metrics()["fish"]
+    assert (m["mean_speed"], m["speed_min"], m["speed_max"]) == (2.0, 0.0, 4.0)
+    assert m["speed_sd"] == pytest.approx(math.sqrt(2.5))
+
+
+def test_simulation_metrics_density_is_per_area_for_planar_movers_and_none_when_undefined():
+    data = {
+        "name": "plane", "seed": 1, "world": {"bounds_min": [-5, 0, -5], "bounds_max": [5, 10, 5], "wrap": True},
+        "species": [{"name": "fish", "count": 3, "mover": {"kind": "planar", "max_speed": 2},
+                     "groups": [{"query": {"max_distance": 1.0, "k": 3}, "behaviors": [{"kind": "cohesion"}]}]}],
+    }
+    sim = starling.Simulation(validate_scenario(data))
+    fish = sim.population("fish")
+    fish.position[:] = [[-4.8, 5, 0], [4.6, 5, 0], [0, 5, 0]]  # a pair 0.6 m apart across the seam, one alone
+    m = sim.metrics()["fish"]
+    assert m["density"] == pytest.approx((1 + 1 + 0) / 3 / (math.pi * 1.0 ** 2))
+    fish.position[:] = [[0, 5, 0]] * 3
+    sim.world.population("fish").remove_rows(np.array([1, 2]))
+    lone = sim.metrics()["fish"]
+    assert lone["count"] == 1 and lone["nn_distance"] == 0.0
+    assert lone["nn_median"] is None and lone["nn_p95"] is None and lone["speed_sd"] == 0.0
