@@ -1,0 +1,108 @@
+"""What every command shares: the app, the consoles, one-line errors, plugins, stopping between steps.
+
+Every error a user can cause (a bad scenario, a bad ``--set``, a bad option) ends in
+one clear message and exit status 2, never a traceback.
+"""
+from __future__ import annotations
+
+import contextlib
+import signal
+from typing import List
+
+import typer
+from rich.console import Console
+
+from ..config import ConfigError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Starling: realtime simulation of animal flocking and small ecosystems.",
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True)
+out = Console()
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+#: ``--plugin`` on every command: modules whose behaviours, movers, … the scenario may name
+PLUGIN_HELP = "Load a module first (dotted name from the working directory, or a .py file); repeatable."
+
+
+class _StopRequest:
+    """Ctrl-C or SIGTERM asks a run to stop after the step it is in; a second one stops it at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def __call__(self, signum, frame) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+
+@contextlib.contextmanager
+def _stop_between_steps():
+    """Install :class:`_StopRequest` for SIGINT and SIGTERM (a scheduler's stop) while a run goes."""
+    stop = _StopRequest()
+    try:
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread (a test runner's worker): Ctrl-C stays an exception
+        yield stop
+        return
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _load_plugins(specs: List[str]) -> None:
+    from ..plugins import PluginError, load_plugin
+
+    for spec in specs:
+        try:
+            load_plugin(spec)
+        except PluginError as e:
+            _fail(str(e))
+
+
+def _config_fail(e: ConfigError) -> None:
+    for line in e.format().splitlines():
+        err.print(line, highlight=False, markup=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+
+def _int_list(text: str, name: str) -> list[int]:
+    try:
+        values = [int(float(x)) for x in text.split(",") if x.strip()]
+    except ValueError:
+        _fail(f"{name}: expected comma-separated numbers, got {text!r}")
+    if not values or min(values) < 1:
+        _fail(f"{name}: expected positive numbers, got {text!r}")
+    return values
+
+
+def _number_list(text: str, name: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        values = []
+    if not values:
+        _fail(f"{name}: expected comma-separated numbers, got {text!r}")
+    return values
+
+
+def _float_list(text: str, name: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        _fail(f"{name}: expected comma-separated numbers, got {text!r}")
+    if not values or min(values) <= 0:
+        _fail(f"{name}: expected positive numbers, got {text!r}")
+    return values
