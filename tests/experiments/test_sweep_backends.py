@@ -123,7 +123,7 @@ def test_a_killed_local_worker_is_respawned_and_every_run_completes(tmp_path):
     output, _ = run_sweep_file(sweep, LocalBackend(2), tmp_path / "out", on_row=kill_one)
     assert killed
     assert len(output.rows) == 6 and all(r["status"] == "ok" for r in output.rows), output.rows
-    assert f":{killed[0]}" not in {r["worker"][r["worker"].index(":"):] for r in output.rows[1:]}
+    assert len({r["worker"] for r in output.rows}) > 2  # the broken pool was replaced by fresh workers
 
 
 def test_resume_runs_only_what_an_interrupted_sweep_lacks(tmp_path):
@@ -178,8 +178,7 @@ def test_the_cli_refuses_a_used_output_without_resume_and_a_different_sweep_with
 def ray_local():
     ray = pytest.importorskip("ray")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
-             runtime_env={"env_vars": {"NUMBA_NUM_THREADS": "1"}})
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield ray
     ray.shutdown()
 

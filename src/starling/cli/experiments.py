@@ -136,7 +136,8 @@ def sweep(
             _fail(f"--address: cannot reach the Ray cluster at {address}: {e}")
     wall = time.perf_counter() - t0
     result = {"sweep": str(file), "backend": backend, "runs": state.get("total", 0), "skipped": state.get("skipped", 0),
-              "ok": counts["ok"], "failed": counts["failed"], "wall_s": round(wall, 3), "out": str(target),
+              "ok": counts["ok"], "failed": counts["failed"], "wall_s": round(wall, 3),
+              "timing": {k: round(v, 3) for k, v in output.timing.items()}, "out": str(target),
               "summary": summary}
     if as_json:
         sys.stdout.write(json.dumps(result) + "\n")

@@ -44,11 +44,21 @@ class LocalBackend:
         self.retries = retries
 
     def check(self) -> None:
-        """Nothing to check: the workers are this machine's processes."""
+        """Start the fork server now: it imports Starling while the sweep's output is prepared."""
+        self._context()
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+    @staticmethod
+    def _context():
+        ctx = multiprocessing.get_context("forkserver")
+        # the fork server imports the simulation once; every worker forked from it starts with it loaded
+        ctx.set_forkserver_preload(["starling.experiments.worker", "starling.simulation"])
+        return ctx
 
     def run(self, tasks: list[dict], on_result: OnResult) -> None:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["starling.experiments.worker"])
+        ctx = self._context()
         pending = deque(tasks)
         attempts: dict[str, int] = {}
         while pending:
@@ -102,8 +112,9 @@ class RayBackend:
 
         started_here = not ray.is_initialized()
         if started_here:
-            options = dict(include_dashboard=False, log_to_driver=False, configure_logging=False,
-                           runtime_env={"env_vars": {"NUMBA_NUM_THREADS": "1"}})
+            # no runtime_env: one makes Ray start its workers one by one (about a second later);
+            # each task sets its own Numba threads to one instead (worker.execute)
+            options = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
             if self.address:
                 ray.init(address=self.address, **options)
             else:

@@ -1,6 +1,7 @@
 """Running a sweep file: plan the runs, skip those already done, hand the rest to a backend."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -21,9 +22,14 @@ def run_sweep_file(sweep: Sweep, backend, out_dir: Path, *, resume: bool = False
                    on_row: Optional[Callable[[dict], None]] = None) -> tuple[SweepOutput, list[dict]]:
     """Run what is missing from ``out_dir``; returns the output and its summary.
 
+    ``output.timing`` says where the time went: checking, the runs (from handing the
+    first to the backend to the last result, workers' start included), and writing the
+    table, summary and plots.
+
     ``on_start(total, already_done)`` is called once before the runs, ``on_row(row)`` as
     each finishes (after it is on disk).
     """
+    t0 = time.perf_counter()
     check_metrics(sweep)
     backend.check()
     output = SweepOutput(out_dir, sweep, resume=resume)
@@ -38,9 +44,12 @@ def run_sweep_file(sweep: Sweep, backend, out_dir: Path, *, resume: bool = False
         if on_row is not None:
             on_row(row)
 
+    t1 = time.perf_counter()
     try:
         if todo:
             backend.run([sweep.task(r) for r in todo], keep)
     finally:
+        t2 = time.perf_counter()
         summary = output.finish()
+        output.timing = {"check_s": t1 - t0, "runs_s": t2 - t1, "finish_s": time.perf_counter() - t2}
     return output, summary
