@@ -2,3 +2,4 @@
 from . import simple  # noqa: F401
 from . import neighbor  # noqa: F401
 from . import ray  # noqa: F401
+from . import savannah  # noqa: F401

@@ -1,0 +1,190 @@
+"""The seed's group steering (listings A.6, A.8–A.10) as neighbour behaviours.
+
+Each sums over the neighbours its group found (the seed's trigger-sphere lists) within
+``max_distance`` and returns one acceleration, m/s², in the horizontal plane:
+
+* ``herd_separation``: ``Σ −min(decay / d², max_acceleration) · d̂`` over the neighbours
+  closer than ``threshold`` (25 m; decay 20). The sum is not clamped (the species' crop is).
+* ``herd_cohesion``: ``min(attraction · |c − p|, max_acceleration)`` toward the neighbours'
+  centroid ``c`` (attraction 0.1).
+* ``herd_velocity_matching``: ``a = mean(v) − v``; zero when ``|a| < tolerance`` (1 m/s),
+  else ``a / time_to_target`` (0.1 s) clamped to ``max_acceleration``.
+* ``flee_centroid``: ``min(repulsion / |p − c|², max_acceleration)`` away from the
+  neighbours' centroid (repulsion 1000): zebras flee the lions they see, everyone keeps
+  clear of elephants.
+
+The desire is ``factor`` times the acceleration's length (the seed's ``Steering.Add``
+weight), so the ``acceleration_sum`` merger with ``acceleration = 1`` sums them as the seed.
+"""
+import math
+from typing import Literal
+
+from numba import njit, prange
+from pydantic import Field
+
+from ...params import NeighborBehaviorParams
+from ...per_animal import at
+from ...registry import behavior
+from ...results import emit, no_opinion
+
+
+class _SeedParams(NeighborBehaviorParams):
+    weight_direction: float = Field(1.0, ge=0, le=1, description="Unused by the seed's formulas (kept at 1).")
+    factor: float = Field(1.0, ge=0, description="The seed's Steering.Add weight: desire = factor × |a|.")
+    max_acceleration: float = Field(5.0, gt=0, description="maxLinearAcceleration of the species, m/s².")
+
+
+class HerdSeparationParams(_SeedParams):
+    """Push away from every neighbour closer than ``threshold``, by ``decay / d²``."""
+
+    kind: Literal["herd_separation"] = "herd_separation"
+    threshold: float = Field(25.0, gt=0, description="Neighbours closer than this push, m.")
+    decay: float = Field(20.0, gt=0, description="decayCoefficient: strength = decay / d², m³/s².")
+
+
+class HerdCohesionParams(_SeedParams):
+    """Pull toward the neighbours' centroid, by ``attraction · distance``."""
+
+    kind: Literal["herd_cohesion"] = "herd_cohesion"
+    attraction: float = Field(0.1, gt=0, description="attractionCoefficient, 1/s².")
+
+
+class HerdVelocityMatchingParams(_SeedParams):
+    """Match the neighbours' mean velocity within ``time_to_target``."""
+
+    kind: Literal["herd_velocity_matching"] = "herd_velocity_matching"
+    time_to_target: float = Field(0.1, gt=0, description="timeToTarget, s.")
+    tolerance: float = Field(1.0, ge=0, description="Differences below this are ignored, m/s.")
+
+
+class FleeCentroidParams(_SeedParams):
+    """Push away from the neighbours' centroid, by ``repulsion / d²``."""
+
+    kind: Literal["flee_centroid"] = "flee_centroid"
+    repulsion: float = Field(1000.0, gt=0, description="repulsionCoefficient, m³/s².")
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _emit_acceleration(out, i, ax, az, factor):
+    """Write acceleration ``(ax, 0, az)`` as a unit direction and desire ``factor · |a|``."""
+    length = math.sqrt(ax * ax + az * az)
+    if length < 1e-12:
+        no_opinion(out, i)
+    else:
+        emit(out, i, ax / length, 0.0, az / length, factor * length, 0.0, 0.0)
+
+
+@behavior("herd_separation", kind="neighbor", params=HerdSeparationParams)
+def herd_separation(agents, others, neighbors, p, time, dt, out):
+    count = neighbors.count
+    dist = neighbors.distance
+    unit = neighbors.direction
+    for i in prange(count.shape[0]):
+        reach = min(at(p.max_distance, i), at(p.threshold, i))
+        cap = at(p.max_acceleration, i)
+        decay = at(p.decay, i)
+        ax = 0.0
+        az = 0.0
+        for j in range(count[i]):
+            d = dist[i, j]
+            if d < reach and d > 1e-9:
+                strength = min(decay / (d * d), cap)
+                ax -= strength * unit[i, j, 0]
+                az -= strength * unit[i, j, 2]
+        _emit_acceleration(out, i, ax, az, at(p.factor, i))
+
+
+@behavior("herd_cohesion", kind="neighbor", params=HerdCohesionParams)
+def herd_cohesion(agents, others, neighbors, p, time, dt, out):
+    count = neighbors.count
+    index = neighbors.index
+    dist = neighbors.distance
+    pos = agents.position
+    opos = others.position
+    for i in prange(count.shape[0]):
+        reach = at(p.max_distance, i)
+        cx = 0.0
+        cz = 0.0
+        m = 0
+        for j in range(count[i]):
+            if dist[i, j] < reach:
+                cx += opos[index[i, j], 0]
+                cz += opos[index[i, j], 2]
+                m += 1
+        if m == 0:
+            no_opinion(out, i)
+            continue
+        dx = cx / m - pos[i, 0]
+        dz = cz / m - pos[i, 2]
+        length = math.sqrt(dx * dx + dz * dz)
+        if length < 1e-9:
+            no_opinion(out, i)
+            continue
+        strength = min(at(p.attraction, i) * length, at(p.max_acceleration, i))
+        _emit_acceleration(out, i, strength * dx / length, strength * dz / length, at(p.factor, i))
+
+
+@behavior("herd_velocity_matching", kind="neighbor", params=HerdVelocityMatchingParams)
+def herd_velocity_matching(agents, others, neighbors, p, time, dt, out):
+    count = neighbors.count
+    index = neighbors.index
+    dist = neighbors.distance
+    vel = agents.velocity
+    ovel = others.velocity
+    for i in prange(count.shape[0]):
+        reach = at(p.max_distance, i)
+        vx = 0.0
+        vz = 0.0
+        m = 0
+        for j in range(count[i]):
+            if dist[i, j] < reach:
+                vx += ovel[index[i, j], 0]
+                vz += ovel[index[i, j], 2]
+                m += 1
+        if m == 0:
+            no_opinion(out, i)
+            continue
+        ax = vx / m - vel[i, 0]
+        az = vz / m - vel[i, 2]
+        if math.sqrt(ax * ax + az * az) < at(p.tolerance, i):
+            no_opinion(out, i)
+            continue
+        ax /= at(p.time_to_target, i)
+        az /= at(p.time_to_target, i)
+        length = math.sqrt(ax * ax + az * az)
+        cap = at(p.max_acceleration, i)
+        if length > cap:
+            ax *= cap / length
+            az *= cap / length
+        _emit_acceleration(out, i, ax, az, at(p.factor, i))
+
+
+@behavior("flee_centroid", kind="neighbor", params=FleeCentroidParams)
+def flee_centroid(agents, others, neighbors, p, time, dt, out):
+    count = neighbors.count
+    index = neighbors.index
+    dist = neighbors.distance
+    pos = agents.position
+    opos = others.position
+    for i in prange(count.shape[0]):
+        reach = at(p.max_distance, i)
+        cx = 0.0
+        cz = 0.0
+        m = 0
+        for j in range(count[i]):
+            if dist[i, j] < reach:
+                cx += opos[index[i, j], 0]
+                cz += opos[index[i, j], 2]
+                m += 1
+        if m == 0:
+            no_opinion(out, i)
+            continue
+        dx = pos[i, 0] - cx / m
+        dz = pos[i, 2] - cz / m
+        d2 = dx * dx + dz * dz
+        if d2 < 1e-18:
+            no_opinion(out, i)
+            continue
+        length = math.sqrt(d2)
+        strength = min(at(p.repulsion, i) / d2, at(p.max_acceleration, i))
+        _emit_acceleration(out, i, strength * dx / length, strength * dz / length, at(p.factor, i))
