@@ -12,7 +12,9 @@ conditions and the steering read, as per-animal components the scenario declares
   **attack point** ``herd centre + direction · mean herd radius · attack_distance_factor``
   (8), where the direction runs from the centre toward the lion for the alpha (and a
   lone lion) and from the alpha through the centre for the others; while attacking the
-  nearest zebra it sees, re-chosen every step; while eating the carcass;
+  nearest zebra it sees, re-chosen every step; while eating the carcass. A preparing lion
+  that loses sight of the herd keeps its last attack point (the seed divides by an empty
+  herd there);
 * ``pack_ready`` — 1 once every lion of the pride is within ``position_threshold`` (20 m)
   of its attack point (the seed's ``AllInPositionForAttack``): the brain's signal to attack
   together; ``pack_fed`` — 1 once any of them caught a zebra (the seed's ``NotifyCatch``).
@@ -158,7 +160,8 @@ class PackSystem(System):
         in_position = np.zeros(n, bool)
         for i in range(n):
             seen = zebras[np.hypot(*(zebras - me[i]).T) < p.cfg.sight] if len(zebras) else zebras
-            c["goal_on"][i] = 0.0
+            # a preparing lion that lost sight of the herd keeps heading for its last attack point
+            c["goal_on"][i] = 1.0 if preparing[i] and c["goal_on"][i] >= 0.5 else 0.0
             c["herd_on"][i] = 0.0
             if len(seen):
                 centre = seen.mean(axis=0)

@@ -65,13 +65,12 @@ class FleeCentroidParams(_SeedParams):
 
 
 @njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _emit_acceleration(out, i, ax, az, factor):
-    """Write acceleration ``(ax, 0, az)`` as a unit direction and desire ``factor · |a|``."""
+def _as_result(ax, az, factor):
+    """Acceleration ``(ax, 0, az)`` as (unit x, unit z, desire ``factor · |a|``); all zero when ``a`` is."""
     length = math.sqrt(ax * ax + az * az)
     if length < 1e-12:
-        no_opinion(out, i)
-    else:
-        emit(out, i, ax / length, 0.0, az / length, factor * length, 0.0, 0.0)
+        return 0.0, 0.0, 0.0
+    return ax / length, az / length, factor * length
 
 
 @behavior("herd_separation", kind="neighbor", params=HerdSeparationParams)
@@ -91,7 +90,8 @@ def herd_separation(agents, others, neighbors, p, time, dt, out):
                 strength = min(decay / (d * d), cap)
                 ax -= strength * unit[i, j, 0]
                 az -= strength * unit[i, j, 2]
-        _emit_acceleration(out, i, ax, az, at(p.factor, i))
+        ux, uz, desire = _as_result(ax, az, at(p.factor, i))
+        emit(out, i, ux, 0.0, uz, desire, 0.0, 0.0)
 
 
 @behavior("herd_cohesion", kind="neighbor", params=HerdCohesionParams)
@@ -121,7 +121,8 @@ def herd_cohesion(agents, others, neighbors, p, time, dt, out):
             no_opinion(out, i)
             continue
         strength = min(at(p.attraction, i) * length, at(p.max_acceleration, i))
-        _emit_acceleration(out, i, strength * dx / length, strength * dz / length, at(p.factor, i))
+        ux, uz, desire = _as_result(strength * dx / length, strength * dz / length, at(p.factor, i))
+        emit(out, i, ux, 0.0, uz, desire, 0.0, 0.0)
 
 
 @behavior("herd_velocity_matching", kind="neighbor", params=HerdVelocityMatchingParams)
@@ -156,7 +157,8 @@ def herd_velocity_matching(agents, others, neighbors, p, time, dt, out):
         if length > cap:
             ax *= cap / length
             az *= cap / length
-        _emit_acceleration(out, i, ax, az, at(p.factor, i))
+        ux, uz, desire = _as_result(ax, az, at(p.factor, i))
+        emit(out, i, ux, 0.0, uz, desire, 0.0, 0.0)
 
 
 @behavior("flee_centroid", kind="neighbor", params=FleeCentroidParams)
@@ -187,4 +189,5 @@ def flee_centroid(agents, others, neighbors, p, time, dt, out):
             continue
         length = math.sqrt(d2)
         strength = min(at(p.repulsion, i) / d2, at(p.max_acceleration, i))
-        _emit_acceleration(out, i, strength * dx / length, strength * dz / length, at(p.factor, i))
+        ux, uz, desire = _as_result(strength * dx / length, strength * dz / length, at(p.factor, i))
+        emit(out, i, ux, 0.0, uz, desire, 0.0, 0.0)
