@@ -198,6 +198,11 @@ class Simulation:
                     self.systems.append(system)
         self._check_access()
         self._queued_sets = list((state or {}).get("queued_sets", ())) if previous is scenario else []
+        stop = (state or {}).get("stop") or {}
+        #: how the run was decided by the scenario's ``[[stop]]``: None, or {"outcome", "step", "time"}
+        self.outcome: Optional[dict] = stop.get("outcome")
+        self._stop_deaths: dict[str, int] = dict(stop.get("deaths", {}))
+        self._stop_seq = self.world.journal.next_seq
         self.previous_scenario = None
         self.reused = None
         self.saved_systems = frozenset()
@@ -261,6 +266,7 @@ class Simulation:
             "movers": {sp.name: m.state() for sp, m in zip(self.scenario.species, self.movers) if hasattr(m, "state")},
             "systems": {system.name: system.state(self) for system in self.systems},
             "queued_sets": list(self._queued_sets),
+            "stop": {"outcome": copy.deepcopy(self.outcome), "deaths": dict(self._stop_deaths)},
         }
 
     @classmethod
@@ -295,6 +301,7 @@ class Simulation:
         changes = _changed_paths(self.config_data(), new.config_data())
         new.world.journal = self.world.journal
         new.world.journal.follow(new.world.clock)
+        new._stop_seq = self._stop_seq
         new.world.journal.log("edit", source=source or None, changes=changes)
         for name, pop in new.world.populations.items():
             held = self.world.populations.get(name)
@@ -394,6 +401,8 @@ class Simulation:
                 queued, self._queued_sets = self._queued_sets, []
                 self.set(*queued)
             self.last_step_ms = (_time.perf_counter() - t0) * 1000.0
+            if self.scenario.stop and self.outcome is None:
+                self._check_stops()
             if self._observers:
                 step = self.world.clock.step
                 view = None
@@ -427,6 +436,29 @@ class Simulation:
         world.clock.advance()
         if world.clock.step % REORDER_EVERY == 0:
             self._restore_locality()
+
+    def _check_stops(self) -> None:
+        """The first ``[[stop]]`` condition that holds decides the run (see :mod:`starling.config.stop`)."""
+        entries, self._stop_seq, _ = self.world.journal.since(self._stop_seq)
+        for e in entries:
+            if e["kind"] == "death":
+                for key in (f"{e['species']}\t", f"{e['species']}\t{e['detail'].get('cause')}"):
+                    self._stop_deaths[key] = self._stop_deaths.get(key, 0) + 1
+        summaries: dict = {}
+        for stop in self.scenario.stop:
+            if stop.when == "deaths":
+                held = self._stop_deaths.get(f"{stop.species}\t{stop.cause or ''}", 0) >= stop.count
+            elif stop.when == "time":
+                held = self.time >= stop.at - 1e-9
+            else:
+                if stop.species not in summaries:
+                    summaries[stop.species] = self.species_summary(stop.species).get("states") or {}
+                counts = summaries[stop.species]
+                total = sum(counts.values())
+                held = total > 0 and sum(counts.get(s, 0) for s in stop.states) == total
+            if held:
+                self.outcome = {"outcome": stop.outcome, "step": int(self.step_count), "time": float(self.time)}
+                return
 
     def _restore_locality(self) -> None:
         """Sort big populations by grid cell so neighbours are neighbours in memory too."""

@@ -254,3 +254,37 @@ def test_an_unreachable_ray_address_is_one_line_and_leaves_no_output(tmp_path):
                                       f"127.0.0.1:{port}", "--out", str(tmp_path / "out")])
     assert result.exit_code == 2 and "--address" in result.output and "nothing answers" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_wilson_interval_matches_hand_computed_values():
+    from starling.experiments.results import wilson_interval
+
+    low, high = wilson_interval(3, 10)
+    assert low == pytest.approx(0.1078, abs=1e-4) and high == pytest.approx(0.6032, abs=1e-4)
+    assert wilson_interval(0, 5)[0] == 0.0 and wilson_interval(5, 5)[1] == 1.0
+    assert wilson_interval(0, 0) == (None, None)
+
+
+def test_runs_end_at_the_scenarios_stop_and_the_summary_gives_outcome_rates(tmp_path):
+    import copy
+
+    import tomli_w
+
+    from starling.config import read_scenario_data
+
+    data, _ = read_scenario_data("lagoon")
+    data = copy.deepcopy(data)
+    data["stop"] = [{"outcome": "short", "when": "time", "at": 0.2}]
+    (tmp_path / "scene.toml").write_text(tomli_w.dumps(data))
+    sweep_file = tmp_path / "s.toml"
+    sweep_file.write_text('scenario = "scene.toml"\nsteps = 400\nreplicates = 2\n[parameters]\n'
+                          '"species.fish.count" = [50]\n[[metrics]]\nname = "count"\nspecies = "fish"\n')
+    from starling.experiments.sweep_file import load_sweep
+
+    output, summary = run_sweep_file(load_sweep(sweep_file), LocalBackend(1), tmp_path / "out")
+    assert [r["outcome"] for r in output.rows] == ["short", "short"]
+    assert all(r["stopped_at_s"] == pytest.approx(0.2, abs=0.034) for r in output.rows)
+    assert summary[0]["outcome.short.rate"] == 1.0
+    assert summary[0]["outcome.short.ci_low"] == pytest.approx(0.3424, abs=1e-4)
+    runs = pl.read_parquet(tmp_path / "out" / "runs.parquet")
+    assert runs["outcome"].to_list() == ["short", "short"]

@@ -129,6 +129,7 @@ def run(
     step_ms: list[float] = []
     t0 = time.perf_counter()
     interrupted = False
+    done = 0
     try:
         with _stop_between_steps() as stop, Progress(
                 TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -139,12 +140,15 @@ def run(
                 if stop.requested:
                     break
                 sim.step()
+                done += 1
                 step_ms.append(sim.last_step_ms)
                 if samples is not None and i >= total - average:
                     metrics = sim.metrics()
                     for name in samples:
                         samples[name].append(_order(metrics[name]))
                 progress.advance(task)
+                if sim.outcome is not None:  # the scenario's [[stop]] decided the run
+                    break
             interrupted = stop.requested
     except KeyboardInterrupt:  # a second Ctrl-C: mid-step, so the recording keeps its last whole block
         interrupted = True
@@ -159,7 +163,10 @@ def run(
     if recorder is not None:
         recorder.close()
     wall = time.perf_counter() - t0
-    summary = _summary(sim, sim.scenario.name, total, wall, step_ms, samples)
+    summary = _summary(sim, sim.scenario.name, done, wall, step_ms, samples)
+    if sim.scenario.stop:
+        summary["outcome"] = None if sim.outcome is None else sim.outcome["outcome"]
+        summary["stopped_at_s"] = None if sim.outcome is None else round(sim.outcome["time"], 4)
     if recorder is not None:
         summary["recording"] = {"path": str(record_to), "frames": recorder.frames, "every": every,
                                 "precision": precision}
@@ -178,7 +185,11 @@ def run(
                           f"{a['groups']:.1f}" if a["groups"] is not None else "–",
                           f"{a['largest_group_fraction']:.0%}" if a["largest_group_fraction"] is not None else "–")
     out.print(table)
-    out.print(f"{total} steps in {wall:.2f} s — step median {summary['step_ms']['median']:.3f} ms, "
+    if sim.scenario.stop:
+        decided = (f"outcome {summary['outcome']!r} at {summary['stopped_at_s']:g} s" if sim.outcome is not None
+                   else "no stop condition held")
+        out.print(f"{decided} (the scenario's [[stop]])", highlight=False)
+    out.print(f"{done} steps in {wall:.2f} s — step median {summary['step_ms']['median']:.3f} ms, "
               f"p95 {summary['step_ms']['p95']:.3f} ms; health {summary['health']}", highlight=False)
     if recorder is not None:
         out.print(f"recorded {recorder.frames} frames into {record_to}", highlight=False)

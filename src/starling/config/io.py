@@ -123,8 +123,31 @@ def cross_check(scenario) -> list[Problem]:
         if check is not None:
             problems.extend(check(scenario))
     problems.extend(_check_parameters(scenario))
+    problems.extend(_check_stops(scenario, seen))
     if not problems:
         problems.extend(_check_set_events(scenario))
+    return problems
+
+
+def _check_stops(scenario, species: set) -> list[Problem]:
+    """A stop condition names a species of the scenario, and states its brain has."""
+    problems = []
+    by_name = {sp.name: sp for sp in scenario.species}
+    for i, stop in enumerate(getattr(scenario, "stop", ())):
+        name = getattr(stop, "species", None)
+        if name is None:
+            continue
+        if name not in species:
+            problems.append(Problem(f"stop.{i}.species", f"unknown species {name!r}; known: {', '.join(sorted(species))}"))
+            continue
+        if stop.when == "all_in_state":
+            brain = getattr(by_name[name], "brain", None)
+            known = [st.name for st in brain.states] if brain is not None else []
+            for j, state in enumerate(stop.states):
+                if state not in known:
+                    problems.append(Problem(f"stop.{i}.states.{j}", (
+                        f"{name} has no brain state {state!r}; its states: {', '.join(known)}" if known
+                        else f"{name} has no brain, so no state {state!r}")))
     return problems
 
 

@@ -17,6 +17,7 @@ from pydantic import Field, PrivateAttr, create_model, field_validator, model_va
 from ..steering import registry
 from ..steering.params import StrictModel, Vec3
 from ..steering.queries.rays import RayQuerySpec
+from .stop import StopCondition
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 ANIMAL_MODELS = ("bird", "fish", "shark", "sheep", "wolf", "zebra", "lion", "elephant")
@@ -283,6 +284,8 @@ def scenario_model():
         dt=(float, Field(1.0 / 30.0, gt=0, description="Fixed time step, s (at most max_dt).")),
         seed=(int, Field(0, ge=0, description="Seed of the simulation's random generator.")),
         steps=(int, Field(1000, ge=0, description="Default step count of `starling run`.")),
+        stop=(list[StopCondition], Field(default_factory=list, description=(
+            "When a run is decided (checked after every step, in order): see starling.config.stop."))),
         group_distance=(Optional[float], Field(None, gt=0, description=(
             "Metrics: animals closer than this are one group, m (default: each species' neighbour reach)."))),
         world=(WorldConfig, Field(default_factory=WorldConfig)),

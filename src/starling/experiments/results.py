@@ -85,10 +85,12 @@ class SweepOutput:
     def table(self):
         import polars as pl
 
-        ordered = ["run", "index", "seed", *self.params, *self.columns, "status", "error", "wall_s", "worker", "threads"]
+        decided = ["outcome", "stopped_at_s"] if self.has_outcomes else []
+        ordered = ["run", "index", "seed", *self.params, *decided, *self.columns, "status", "error", "wall_s",
+                   "worker", "threads"]
         data = {c: [r.get(c) for r in self.rows] for c in ordered}
-        text = {"run", "status", "error", "worker"}
-        schema = {c: (pl.Float64 if c in self.columns or c == "wall_s" else pl.Utf8 if c in text
+        text = {"run", "status", "error", "worker", "outcome"}
+        schema = {c: (pl.Float64 if c in self.columns or c in ("wall_s", "stopped_at_s") else pl.Utf8 if c in text
                       else pl.Int64 if c in ("index", "seed", "threads") else None) for c in ordered}
         return pl.DataFrame({c: pl.Series(c, v, dtype=schema[c], strict=False) for c, v in data.items()})
 
@@ -96,8 +98,14 @@ class SweepOutput:
         _atomic_parquet(self.table(), self.dir / "runs.parquet")
         self._last_parquet = time.monotonic()
 
+    @property
+    def has_outcomes(self) -> bool:
+        """Whether the runs report how they were decided (the scenario has ``[[stop]]`` conditions)."""
+        return any("outcome" in r for r in self.rows)
+
     def summary(self) -> list[dict]:
-        """Per parameter set (in run order): runs, failed, and each metric's mean with a 95 % t-interval."""
+        """Per parameter set (in run order): runs, failed, each metric's mean with a 95 % t-interval,
+        and with stop conditions each outcome's rate with a 95 % Wilson interval."""
         from scipy import stats
 
         groups: dict[str, list[dict]] = {}
@@ -108,6 +116,12 @@ class SweepOutput:
             item = dict(zip(self.params, json.loads(key)))
             ok = [r for r in rows if r["status"] == "ok"]
             item.update(runs=len(rows), failed=len(rows) - len(ok))
+            if self.has_outcomes:
+                for name in sorted({r.get("outcome") or "undecided" for r in self.rows if r["status"] == "ok"}):
+                    k = sum(1 for r in ok if (r.get("outcome") or "undecided") == name)
+                    low, high = wilson_interval(k, len(ok))
+                    item[f"outcome.{name}.rate"] = k / len(ok) if ok else None
+                    item[f"outcome.{name}.ci_low"], item[f"outcome.{name}.ci_high"] = low, high
             for c in self.columns:
                 v = np.array([r[c] for r in ok if r.get(c) is not None and math.isfinite(r[c])], np.float64)
                 mean = float(v.mean()) if v.size else None
@@ -131,6 +145,16 @@ class SweepOutput:
             frame.write_csv(self.dir / "summary.csv")
         plot_summary(self, summary)
         return summary
+
+
+def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> tuple[Optional[float], Optional[float]]:
+    """95 % Wilson score interval of a rate ``k / n`` (sensible at 0 and n, unlike the normal one)."""
+    if n == 0:
+        return None, None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _atomic_parquet(frame, path: Path) -> None:

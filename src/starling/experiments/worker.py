@@ -72,6 +72,8 @@ def execute(task: dict) -> dict:
         sums: dict[str, list] = {column: [] for column, _, _, how, _ in metrics if how == "mean"}
         for i in range(steps):
             sim.step()
+            if sim.outcome is not None:  # the scenario's [[stop]] decided the run: it ends here
+                break
             left = steps - 1 - i
             if left < longest:
                 values = _values(sim)
@@ -80,6 +82,9 @@ def execute(task: dict) -> dict:
                         v = values[species].get(name)
                         if v is not None:
                             sums[column].append(float(v))
+        if sim.scenario.stop:
+            row["outcome"] = None if sim.outcome is None else sim.outcome["outcome"]
+            row["stopped_at_s"] = None if sim.outcome is None else sim.outcome["time"]
         final = _values(sim)
         for column, species, name, how, _ in metrics:
             if how == "final":

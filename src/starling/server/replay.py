@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import logging
 import math
-import queue
-import threading
 import time
 import traceback
 from typing import Any, Callable, Optional
@@ -26,7 +24,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import protocol as P
-from .runner import ClientGone, EntityBlock, Sink, SimulationRunner, entity_blocks
+from .threaded import ThreadedRunner
+from .runner import ClientGone, EntityBlock, SimulationRunner, entity_blocks
 from .. import frames as F
 
 log = logging.getLogger("starling.server")
@@ -88,12 +87,14 @@ def metrics_at(series: dict[str, dict[str, np.ndarray]], step: int) -> tuple[dic
     return out, sample_step, sample_time
 
 
-class ReplayRunner:
+class ReplayRunner(ThreadedRunner):
     """Streams a recording to a :class:`Sink`, answering the replay's control messages.
 
     ``rec`` follows :func:`starling.recording.open_recording`'s interface; ``label`` is
     what the app shows as the recording's name (the file, by default the scenario's).
     """
+
+    thread_name = "starling-replay"
 
     def __init__(
         self,
@@ -127,11 +128,7 @@ class ReplayRunner:
         self._state_names = {name: list(rec.state_names(name)) for name in self.species}
         self._entities: list[EntityBlock] = []
         self._scene: Optional[dict] = None
-        self._commands: "queue.SimpleQueue[tuple[Optional[int], Any]]" = queue.SimpleQueue()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
-        self._sink: Optional[Sink] = None
+        self._init_thread()
         self._encoder = F.FrameEncoder()
         self._selections: dict[int, tuple[str, int]] = {}
         self._current: dict[str, Any] = {}
@@ -156,29 +153,11 @@ class ReplayRunner:
 
     # ---- life cycle (the same surface as the live runner) ----------------------------
 
-    def start(self, sink: Sink) -> None:
-        self._sink = sink
-        self._thread = threading.Thread(target=self._run, name="starling-replay", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    @property
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
     def scenario_names(self) -> list[str]:
         return [self.scenario_name]
-
-    def submit(self, client_id: Optional[int], command: Any) -> None:
-        self._commands.put((client_id, command))
-        self._wake.set()
-
-    # ---- the thread -----------------------------------------------------------------
 
     def _run(self) -> None:
         try:
@@ -262,18 +241,6 @@ class ReplayRunner:
         self._anchor_time = float(self.times[self.frame_index]) if self.n_frames else 0.0
 
     # ---- commands -------------------------------------------------------------------
-
-    def _drain(self) -> None:
-        while True:
-            try:
-                client_id, command = self._commands.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                self._apply(client_id, command)
-            except Exception as exc:  # a bad request must never end the thread
-                log.exception("command %r failed", command)
-                self._reply(client_id, {"type": "error", "message": f"{type(command).__name__}: {exc}"})
 
     def _apply(self, client_id: Optional[int], cmd: Any) -> None:
         kind = getattr(cmd, "type", None)
@@ -470,12 +437,3 @@ class ReplayRunner:
         self._last_status_wall = now
         self._status_dirty = False
 
-    def _reply(self, client_id: Optional[int], message: dict[str, Any]) -> None:
-        self._sink_call("post_event", P.dumps(message), client_id)
-
-    def _sink_call(self, method: str, *args: Any) -> None:
-        if self._sink is not None:
-            try:
-                getattr(self._sink, method)(*args)
-            except RuntimeError:  # the event loop closed during shutdown
-                pass

@@ -21,8 +21,6 @@ from __future__ import annotations
 import functools
 import logging
 import math
-import queue
-import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from typing import Any, Callable, Optional, Protocol
 import numpy as np
 
 from . import protocol as P
+from .threaded import ThreadedRunner
 from .. import frames as F
 
 log = logging.getLogger("starling.server")
@@ -185,12 +184,14 @@ def _description(name: str) -> str:
     return str(data.get("description", ""))
 
 
-class SimulationRunner:
+class SimulationRunner(ThreadedRunner):
     """Runs a simulation in a background thread and streams it to a :class:`Sink`.
 
     ``loader(name, seed)`` builds a simulation and ``scenario_names()`` lists the
     scenarios a client may switch to; both default to the public ``starling`` API.
     """
+
+    thread_name = "starling-sim"
 
     def __init__(
         self,
@@ -220,11 +221,7 @@ class SimulationRunner:
         self.loading = False
         self._loader = loader or scenario_loader()
         self._names = scenario_names or _default_names
-        self._commands: "queue.SimpleQueue[tuple[Optional[int], Any]]" = queue.SimpleQueue()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
-        self._sink: Optional[Sink] = None
+        self._init_thread()
         self._encoder = F.FrameEncoder()
         self._selections: dict[int, tuple[str, int]] = {}
         self._entities: list[EntityBlock] = []
@@ -254,33 +251,12 @@ class SimulationRunner:
 
     # ---- life cycle (called from the event loop's thread) ---------------------------
 
-    def start(self, sink: Sink) -> None:
-        """Start the thread; the initial scenario is loaded there, so the server answers at once."""
-        self._sink = sink
-        self._thread = threading.Thread(target=self._run, name="starling-sim", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Ask the thread to finish its current step and exit."""
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    @property
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
     def scenario_names(self) -> list[str]:
         """The scenarios a client may switch to (built-in names only, never paths)."""
         return list(self._names())
-
-    def submit(self, client_id: Optional[int], command: Any) -> None:
-        """Queue a validated control message (thread-safe, never blocks)."""
-        self._commands.put((client_id, command))
-        self._wake.set()
-
-    # ---- the thread -----------------------------------------------------------------
 
     def _run(self) -> None:
         try:
@@ -384,18 +360,6 @@ class SimulationRunner:
         self._anchor_sim = float(self.sim.time) if self.sim is not None else 0.0
 
     # ---- commands -------------------------------------------------------------------
-
-    def _drain(self) -> None:
-        while True:
-            try:
-                client_id, command = self._commands.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                self._apply(client_id, command)
-            except Exception as exc:  # a bad request must never end the thread
-                log.exception("command %r failed", command)
-                self._reply(client_id, {"type": "error", "message": f"{type(command).__name__}: {exc}"})
 
     def _apply(self, client_id: Optional[int], cmd: Any) -> None:
         if isinstance(cmd, P.Pause):
@@ -679,12 +643,3 @@ class SimulationRunner:
         self._last_status_wall = now
         self._status_dirty = False
 
-    def _reply(self, client_id: Optional[int], message: dict[str, Any]) -> None:
-        self._sink_call("post_event", P.dumps(message), client_id)
-
-    def _sink_call(self, method: str, *args: Any) -> None:
-        if self._sink is not None:
-            try:
-                getattr(self._sink, method)(*args)
-            except RuntimeError:  # the event loop closed during shutdown
-                pass
