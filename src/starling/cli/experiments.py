@@ -32,23 +32,32 @@ from .common import (
 
 @app.command()
 def experiment(
-    name: str = typer.Argument(..., help="Experiment: vicsek or couzin (starling.experiments.catalogue)."),
+    name: str = typer.Argument(..., help="Experiment: vicsek, couzin or savannah (starling.experiments.catalogue)."),
     values: Optional[str] = typer.Option(None, "--values", help="Comma-separated parameter values (default: the experiment's)."),
     seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Seeds per value: 1..N (default 3)."),
     steps: Optional[int] = typer.Option(None, "--steps", min=1, help="Steps per run."),
     average: Optional[int] = typer.Option(None, "--average", min=1, help="Final steps the metrics are averaged over."),
     set_: List[str] = typer.Option([], "--set", help="Override a field or named parameter of every run; repeatable."),
-    out_dir: Path = typer.Option(Path("experiments"), "--out", help="Folder for NAME.csv, NAME_summary.csv, NAME.png."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Folder for NAME.csv, NAME_summary.csv, NAME.png "
+                                           "(default experiments; savannah: experiments/savannah)."),
+    runs_per_setup: int = typer.Option(50, "--runs-per-setup", min=1, help="savannah: runs of each of the six "
+                                       "setups (the thesis: 50)."),
+    workers: int = typer.Option(1, "--workers", min=1, help="savannah: local worker processes."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
-    """Run a published experiment: a sweep of a named parameter, with CSV, summary and plot."""
-    from ..experiments.catalogue import EXPERIMENTS
+    """Run a published experiment: a sweep of a named parameter (CSV, summary, plot), or the
+    savannah's predation table (Collado 2013, Table 5.1)."""
+    from ..experiments.catalogue import EXPERIMENTS, PROTOCOLS
     from ..experiments.sweeps import plot, run_sweep, with_options, write_summary
 
     _load_plugins(plugin)
+    if name == "savannah":
+        _savannah(runs_per_setup, workers, out_dir or Path("experiments") / "savannah", as_json)
+        return
     if name not in EXPERIMENTS:
-        _fail(f"experiment: unknown {name!r}; known: {', '.join(sorted(EXPERIMENTS))}")
+        _fail(f"experiment: unknown {name!r}; known: {', '.join(sorted([*EXPERIMENTS, *PROTOCOLS]))}")
+    out_dir = out_dir or Path("experiments")
     sweep = with_options(
         EXPERIMENTS[name],
         values=tuple(_number_list(values, "--values")) if values is not None else None,
@@ -75,6 +84,48 @@ def experiment(
     out.print(table)
     out.print(f"rows {rows_path}, summary {out_dir / (name + '_summary.csv')}, plot {out_dir / (name + '.png')}",
               highlight=False)
+
+
+def _savannah(runs_per_setup: int, workers: int, out_dir: Path, as_json: bool) -> None:
+    """The savannah's 6 setups × ``runs_per_setup`` runs with a progress bar, then the thesis' tables."""
+    from ..experiments import savannah
+
+    state: dict = {}
+    with Progress(TextColumn("[bold]savannah"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TextColumn("{task.fields[caught]} caught"), TimeElapsedColumn(), TimeRemainingColumn(),
+                  console=err, transient=as_json, disable=not err.is_terminal and as_json) as progress:
+
+        def on_start(total: int, done: int) -> None:
+            state["task"] = progress.add_task("savannah", total=total, completed=done, caught=0)
+            state["caught"] = 0
+
+        def on_row(row: dict) -> None:
+            state["caught"] += row.get("outcome") == "caught"
+            progress.update(state["task"], advance=1, caught=state["caught"])
+
+        try:
+            result = savannah.run(runs_per_setup, workers, out_dir, on_start=on_start, on_row=on_row)
+        except ConfigError as e:
+            _config_fail(e)
+    result["files"] = savannah.write_outputs(result, out_dir)
+    if as_json:
+        sys.stdout.write(json.dumps({"experiment": "savannah", **result}) + "\n")
+        return
+
+    def pct(x):
+        return "–" if x is None else f"{x:.2f}"
+
+    for title, lines in (("Table 5.1: per setup", result["setups"]), ("Table 5.2: per number of lions", result["by_lions"]),
+                         ("Table 5.3: pack against alone", result["strategy"]),
+                         ("Table 5.4: per herd size", result["by_herd"]), ("Total", [result["total"]])):
+        table = Table("setup", "success", "fail", "runs", "rate", "95 % (Wilson)", "published", title=title, box=None)
+        for line in lines:
+            table.add_row(line["setup"], str(line["successes"]), str(line["failures"]), str(line["runs"]),
+                          pct(line["rate"]), f"{pct(line['ci_low'])}–{pct(line['ci_high'])}",
+                          f"{line['published_successes']}/{line['published_runs']} = {line['published_rate']:.2f}")
+        out.print(table)
+    outcomes = ", ".join(f"{k} {v}" for k, v in sorted(result["outcomes"].items()))
+    out.print(f"outcomes: {outcomes}; files: {', '.join(result['files'].values())}", highlight=False)
 
 
 @app.command()

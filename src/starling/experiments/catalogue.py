@@ -8,6 +8,10 @@
 
 Each is a :class:`~starling.experiments.sweeps.Sweep`; the command's options replace its
 values, seeds, steps and averaging window.
+
+* ``savannah`` — Collado 2013, Table 5.1: how often {3, 2, 1} lions catch a zebra from a big or
+  small herd. Not a curve but a table of success rates, so it is a protocol of its own
+  (:mod:`starling.experiments.savannah`), listed in :data:`PROTOCOLS`.
 """
 from __future__ import annotations
 
@@ -24,4 +28,10 @@ EXPERIMENTS: dict[str, Sweep] = {
         values=(0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 12.0, 15.0),
         steps=1500, average=500, seeds=(1, 2, 3), metrics=("polarization", "milling"), continuation=True,
         description="Couzin 2002: polarization and milling against Δr_o, up then down (hysteresis)"),
+}
+
+#: experiments with a protocol of their own: name → (module, one line); the module has ``run`` and ``write_outputs``
+PROTOCOLS: dict[str, tuple[str, str]] = {
+    "savannah": ("starling.experiments.savannah",
+                 "Collado 2013, Table 5.1: lions' success against pride and herd size"),
 }
