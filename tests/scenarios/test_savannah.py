@@ -1,0 +1,148 @@
+"""The savannah's pride: a synchronized attack, the catch rule, stop conditions, pack against alone."""
+import copy
+
+import numpy as np
+import pytest
+
+import starling
+from starling import Simulation
+from starling.config import ConfigError, read_scenario_data, validate_scenario
+from starling.ecology.pack import PackSystem
+
+
+def _states(sim):
+    lion = sim.world.population("lion")
+    names = [s.name for s in sim.scenario.species[1].brain.states]
+    return [names[int(s)] for s in lion.component("state")[: lion.n]]
+
+
+def _pack(sim) -> PackSystem:
+    return next(s for s in sim.systems if isinstance(s, PackSystem))
+
+
+def _until_decided(sim, limit_s=300.0):
+    while sim.outcome is None and sim.time < limit_s:
+        sim.step(25)
+    return sim.outcome
+
+
+def test_the_pride_attacks_together_only_once_every_lion_is_within_twenty_metres_of_its_point():
+    sim = starling.load_scenario("savannah", overrides=["lions=3", "zebras=10"], seed=2, record_debug=False)
+    lion = sim.world.population("lion")
+    preparing = {"stalking", "leading", "flanking"}
+    far_steps = 0
+    while sim.time < 200:
+        before = _states(sim)
+        start = lion.position[:3].copy()              # what this step's attack points are computed from
+        sim.step()
+        after = _states(sim)
+        # this step's attack points (a preparing lion's goal) against where each lion stood
+        gap = np.hypot(lion.component("goal_x")[:3] - start[:, 0], lion.component("goal_z")[:3] - start[:, 2])
+        if not all(s in preparing for s in before):
+            continue
+        ready = gap.max() < 20.0
+        assert lion.component("pack_ready")[0] == float(ready)
+        if not ready:
+            far_steps += 1
+            assert after == before, "a lion attacked while another was still on its way"
+        else:
+            assert after == ["attacking"] * 3          # the whole pride at once
+            break
+    else:
+        pytest.fail("the pride never attacked")
+    assert far_steps > 100                              # it did wait for the slowest lion
+    ranks = sorted(lion.component("rank")[:3].tolist())
+    assert ranks == [0.0, 1.0, 2.0]
+
+
+def test_a_catch_needs_the_attacking_state_and_five_metres():
+    sim = starling.load_scenario("savannah", overrides=["lions=1", "zebras=10"], seed=1, record_debug=False)
+    pack = _pack(sim)
+    lion = sim.world.population("lion")
+    zebra = sim.world.population("zebra")
+    names = [s.name for s in sim.scenario.species[1].brain.states]
+    lion.position[0] = (50.0, 0.0, 50.0)
+    zebra.position[0] = (54.0, 0.0, 50.0)               # 4 m away
+
+    lion.component("state")[0] = names.index("stalking")
+    pack.after_move(sim, sim.dt)
+    assert lion.component("pack_fed")[0] == 0.0         # close enough, but not attacking
+
+    lion.component("state")[0] = names.index("attacking")
+    zebra.position[0] = (56.0, 0.0, 50.0)               # 6 m away
+    pack.after_move(sim, sim.dt)
+    assert lion.component("pack_fed")[0] == 0.0         # attacking, but too far
+
+    zebra.position[0] = (54.9, 0.0, 50.0)               # 4.9 m
+    caught_uid = int(zebra.uid[0])
+    pack.after_move(sim, sim.dt)
+    assert lion.component("pack_fed")[0] == 1.0
+    sim.step()                                          # the kill takes effect at the end of the step
+    assert caught_uid not in set(zebra.uid[: zebra.n].tolist()) and zebra.n == 9
+    assert sim.outcome["outcome"] == "caught"
+    assert _states(sim) == ["eating"]
+
+
+def test_the_pride_gathers_at_the_carcass_after_a_catch():
+    sim = starling.load_scenario("savannah", overrides=["lions=3", "zebras=10"], seed=1, record_debug=False)
+    assert _until_decided(sim)["outcome"] == "caught"
+    assert _states(sim) == ["eating"] * 3
+    lion = sim.world.population("lion")
+    carcass = _pack(sim).prides[0].carcass
+    sim.step(5)                                          # a live simulation carries on
+    assert np.allclose(lion.component("goal_x")[:3], carcass[0]) and np.allclose(lion.component("goal_z")[:3], carcass[1])
+
+
+def test_a_lone_lion_that_tires_retreats_and_the_run_says_so():
+    sim = starling.load_scenario("savannah", overrides=["lions=1", "zebras=30"], seed=1, record_debug=False)
+    outcome = _until_decided(sim)
+    assert outcome["outcome"] == "retreated"
+    lion = sim.world.population("lion")
+    assert lion.component("stamina")[0] < 10.0          # tired: the seed's 0.25 × 40
+    assert 25.0 < outcome["time"] < 40.0                # 30 s of full-speed chase from 40 to below 10
+
+
+def test_the_time_limit_decides_when_nothing_else_does():
+    sim = starling.load_scenario("savannah", overrides=["lions=3", "stop.2.at=2.0"], seed=1, record_debug=False)
+    assert _until_decided(sim) == {"outcome": "timeout", "step": 100, "time": pytest.approx(2.0)}
+
+
+def test_a_pride_catches_in_most_runs_a_lone_lion_rarely():
+    def caught(lions, seed):
+        sim = starling.load_scenario("savannah", overrides=[f"lions={lions}", "zebras=10"], seed=seed, record_debug=False)
+        return _until_decided(sim)["outcome"] == "caught"
+
+    pride = sum(caught(3, seed) for seed in range(1, 11))
+    alone = sum(caught(1, seed) for seed in range(1, 11))
+    assert pride >= 6 and alone <= 2, (pride, alone)
+
+
+def _data():
+    data, label = read_scenario_data("savannah")
+    return copy.deepcopy(data), label
+
+
+def test_a_pride_names_unknown_states_and_missing_components():
+    data, label = _data()
+    data["species"][1]["pack"]["attacking_state"] = "chasing"
+    del data["species"][1]["components"]["power"]
+    scenario = validate_scenario(data, label)
+    with pytest.raises(ConfigError) as err:
+        Simulation(scenario, record_debug=False)
+    text = str(err.value)
+    assert "species.1.pack.attacking_state: unknown state 'chasing'" in text
+    assert "species.1.components: a pride declares its components: add power = -1.0" in text
+
+
+def test_a_pride_hunts_a_species_that_exists():
+    data, label = _data()
+    data["species"][1]["pack"]["prey"] = "gnu"
+    with pytest.raises(ConfigError, match="species.1.pack.prey: unknown species 'gnu'"):
+        Simulation(validate_scenario(data, label), record_debug=False)
+
+
+def test_the_power_range_must_be_ordered():
+    data, label = _data()
+    data["species"][1]["pack"]["power_range"] = [50.0, 10.0]
+    with pytest.raises(ConfigError, match="power_range"):
+        validate_scenario(data, label)
