@@ -130,3 +130,24 @@ def test_obstacle_avoidance_seeks_twenty_metres_off_the_first_hit_of_the_forward
     d, w = got["avoid_obstacles_ahead"]
     # forward ray hits z = 9 with normal −z: target (0, 0, −11), 11 m away (beyond 10 m): full 5 m/s² × 2
     assert d[0] == pytest.approx([0, 0, -1], abs=1e-5) and w[0] == pytest.approx(10.0)
+
+
+def test_a_drawn_top_speed_moves_each_animal_as_its_own_number_would():
+    from starling.motion.yaw import YawMover, YawMoverParams
+
+    rng = np.random.default_rng(3)
+    n = 12
+    mover = YawMover(YawMoverParams(max_speed={"uniform": [3.0, 7.0]}))
+    speeds = rng.uniform(3.0, 7.0, n)
+    state = [np.zeros((n, 3), np.float32), rng.normal(0, 3, (n, 3)).astype(np.float32),
+             np.tile(np.float32([0, 0, 1]), (n, 1)), np.tile(np.float32([0, 1, 0]), (n, 1)),
+             rng.normal(0, 9, (n, 3)).astype(np.float32)]
+    state[1][:, 1] = 0.0
+    together = [a.copy() for a in state]
+    mover.move(*together, 0.1, drawn={"max_speed": speeds})
+    for i in range(n):
+        alone = [a[i:i + 1].copy() for a in state]
+        YawMover(YawMoverParams(max_speed=float(speeds[i]))).move(*alone, 0.1)
+        for a, b in zip(together, alone):
+            assert a[i] == pytest.approx(b[0], abs=1e-5)
+        assert np.hypot(together[1][i, 0], together[1][i, 2]) <= speeds[i] + 1e-5
