@@ -146,3 +146,17 @@ def test_the_power_range_must_be_ordered():
     data["species"][1]["pack"]["power_range"] = [50.0, 10.0]
     with pytest.raises(ConfigError, match="power_range"):
         validate_scenario(data, label)
+
+
+def test_a_lion_that_loses_the_herd_keeps_its_attack_point_unless_faithful():
+    for faithful, expected in ((False, 1.0), (True, 0.0)):
+        sim = starling.load_scenario("savannah", overrides=["lions=1", f"faithful={str(faithful).lower()}"], seed=1,
+                                     record_debug=False)
+        lion = sim.world.population("lion")
+        names = [s.name for s in sim.scenario.species[1].brain.states]
+        sim.step(2)                                        # step 1 enters stalking, step 2 aims at the point
+        assert _states(sim) == ["stalking"] and lion.component("goal_on")[0] == 1.0
+        lion.position[0] = (-190.0, 0.0, 190.0)           # far beyond its 150 m sight of the herd
+        lion.component("state")[0] = names.index("stalking")
+        _pack(sim).before_behaviors(sim, sim.dt)
+        assert lion.component("goal_on")[0] == expected, faithful

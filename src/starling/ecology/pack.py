@@ -14,7 +14,7 @@ conditions and the steering read, as per-animal components the scenario declares
   lone lion) and from the alpha through the centre for the others; while attacking the
   nearest zebra it sees, re-chosen every step; while eating the carcass. A preparing lion
   that loses sight of the herd keeps its last attack point (the seed divides by an empty
-  herd there);
+  herd there and steers nowhere, which ``faithful = true`` reproduces);
 * ``pack_ready`` — 1 once every lion of the pride is within ``position_threshold`` (20 m)
   of its attack point (the seed's ``AllInPositionForAttack``): the brain's signal to attack
   together; ``pack_fed`` — 1 once any of them caught a zebra (the seed's ``NotifyCatch``).
@@ -54,6 +54,9 @@ class PackConfig(StrictModel):
     attacking_state: str = Field("attacking", description="Brain state chasing the nearest prey (the only one "
                                  "that catches).")
     eating_state: str = Field("eating", description="Brain state gathering at the carcass.")
+    faithful: bool = Field(False, description="Reproduce the seed's code where it is odd: a preparing animal that "
+                           "sees no prey drops its attack point (the seed divides by an empty herd and seeks "
+                           "a NaN point, which steers nowhere) instead of keeping its last one.")
 
     @model_validator(mode="after")
     def _range(self):
@@ -161,7 +164,9 @@ class PackSystem(System):
         for i in range(n):
             seen = zebras[np.hypot(*(zebras - me[i]).T) < p.cfg.sight] if len(zebras) else zebras
             # a preparing lion that lost sight of the herd keeps heading for its last attack point
-            c["goal_on"][i] = 1.0 if preparing[i] and c["goal_on"][i] >= 0.5 else 0.0
+            # (faithful: it stops steering toward any, as the seed's NaN point does)
+            keep = preparing[i] and c["goal_on"][i] >= 0.5 and not p.cfg.faithful
+            c["goal_on"][i] = 1.0 if keep else 0.0
             c["herd_on"][i] = 0.0
             if len(seen):
                 centre = seen.mean(axis=0)
