@@ -53,6 +53,19 @@ def test_read_back_equals_the_simulation(tmp_path, precision, tolerance):
     assert rec.array("bird", "alive")[:, :200].all() and not rec.array("bird", "alive")[:, 200:].any()
 
 
+def test_frames_read_in_order_with_read_ahead_equal_the_whole_arrays(tmp_path):
+    sim = starling.load_scenario("flock", seed=3, overrides=["n=40"], record_debug=False)
+    record(sim, tmp_path / "b.zarr", 50, block_frames=8)
+    rec = open_recording(tmp_path / "b.zarr")
+    assert rec.block == 8 and rec.n_frames == 51
+    whole = rec.array("bird", "position")
+    uids = rec.array("bird", "uid")
+    for i in list(range(rec.n_frames)) + [3, 47, 12]:  # playback, then jumps back
+        frame = rec.frame(i)["bird"]
+        np.testing.assert_array_equal(frame.uid, uids[i, :40])
+        np.testing.assert_array_equal(frame.position, whole[i, :40])
+
+
 def test_orientations_survive_the_round_trip_within_the_codecs_quarter_degree(rng):
     f = rng.normal(size=(500, 3))
     f /= np.linalg.norm(f, axis=1, keepdims=True)

@@ -134,7 +134,7 @@ def sweep(
     backend: str = typer.Option("local", "--backend", help="local (worker processes here) or ray."),
     address: Optional[str] = typer.Option(None, "--address", help="--backend ray: a running cluster "
                                           "(host:port of `ray start --head`); default: start Ray here."),
-    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Worker processes (local; default 1) "
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Worker processes (local; default: one per CPU) "
                                           "or CPUs for a Ray started here (default: all)."),
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Output folder (default sweeps/FILE-STEM)."),
     resume: bool = typer.Option(False, "--resume", help="Finish an interrupted sweep: run only what --out lacks."),

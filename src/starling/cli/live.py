@@ -31,6 +31,8 @@ def serve(
         "another scenario loaded in the app goes to NAME-2.zarr, NAME-3.zarr, …")),
     every: int = typer.Option(1, "--every", min=1, help="With --record: keep every K-th step."),
     precision: str = typer.Option("float32", "--precision", help="With --record: float32 or float16 arrays."),
+    workspace: Path = typer.Option(Path("starling-workspace"), "--workspace", help=(
+        "Folder the editor saves and loads scenario files in.")),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Run the live app: the simulation streamed to a 3D view in the browser."""
@@ -52,7 +54,7 @@ def serve(
         recorder = _session_recorder(record_to, every, precision)
     try:
         run_server(name, host=host, port=port, open_browser=not no_browser, realtime=realtime, overrides=set_,
-                   recorder=recorder)
+                   recorder=recorder, workspace=workspace)
     except OSError as e:
         _fail(f"cannot listen on {host}:{port}: {e.strerror or e}")
 
@@ -85,7 +87,7 @@ def demo(
 ) -> None:
     """The main job: the live app on the default scene (what `make demo` runs)."""
     serve(scenario, host="127.0.0.1", port=port, no_browser=no_browser, realtime=True, set_=[], record_to=None, every=1,
-          precision="float32", plugin=plugin)
+          precision="float32", workspace=Path("starling-workspace"), plugin=plugin)
 
 
 @app.command()

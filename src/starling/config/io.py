@@ -35,14 +35,26 @@ def read_scenario_data(name_or_path: Union[str, Path]) -> tuple[dict, str]:
             known = ", ".join(scenario_names())
             raise ConfigError([Problem("", f"no scenario file or built-in named {text!r} (built-ins: {known})")])
         try:
-            data = path.read_text()
+            raw = path.read_bytes()
         except OSError as e:
             raise ConfigError([Problem("", f"cannot read {text}: {e.strerror}")]) from None
+        data = scenario_text(raw, text)
         label = text
     try:
         return tomllib.loads(data), label
     except tomllib.TOMLDecodeError as e:
         raise ConfigError([Problem("", f"not valid TOML: {e}")], label) from None
+
+
+def scenario_text(raw: bytes, label: str) -> str:
+    """The text of a scenario file, or one clear error for a binary or non-UTF-8 one (TOML is UTF-8)."""
+    if b"\x00" in raw[:8192]:
+        raise ConfigError([Problem("", "a binary file, not a scenario (scenarios are TOML text)")], label)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError([Problem("", f"not UTF-8 text (byte {e.start} is 0x{raw[e.start]:02x}); "
+                                       "TOML files are UTF-8")], label) from None
 
 
 def scenario_base_dir(source: Union[str, Path, None]) -> Optional[Path]:

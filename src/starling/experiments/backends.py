@@ -9,6 +9,7 @@ retries on Ray — and only then recorded as failed.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import socket
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -155,7 +156,7 @@ def _reachable(address: str, timeout: float = 5.0) -> None:
 
 def make_backend(name: str, workers: Optional[int], address: Optional[str]):
     if name == "local":
-        return LocalBackend(workers or 1)
+        return LocalBackend(workers or os.cpu_count() or 1)
     if name == "ray":
         return RayBackend(workers, address)
     raise ValueError(f"backend must be local or ray, not {name!r}")

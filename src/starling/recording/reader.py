@@ -138,6 +138,8 @@ class Recording:
         self.steps: np.ndarray = steps[:n].astype(np.int64)
         self.times: np.ndarray = times[:n].astype(np.float64)
         self._cache: dict[str, tuple[int, dict]] = {}
+        self._ahead: dict[str, tuple[int, Any]] = {}  # per population: (block, future) being read ahead
+        self._reader: Any = None
 
     def __len__(self) -> int:
         return self.n_frames
@@ -155,6 +157,28 @@ class Recording:
         cached = self._cache.get(population)
         if cached is not None and cached[0] == b:
             return cached[1]
+        ahead = self._ahead.pop(population, None)
+        data = ahead[1].result() if ahead is not None and ahead[0] == b else self._read_block(population, b)
+        self._cache[population] = (b, data)
+        return data
+
+    def _read_ahead(self, b: int) -> None:
+        """Start reading block ``b`` of every population in the background (playback reaches it next).
+
+        Reading and decompressing a block of 10,000 animals takes tens of milliseconds: read
+        when it is needed, it would stall one frame in every block of a smooth replay.
+        """
+        if b * self.block >= self.n_frames:
+            return
+        if self._reader is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._reader = ThreadPoolExecutor(1, thread_name_prefix="starling-read-ahead")
+        for name in self.populations:
+            if self._ahead.get(name, (None,))[0] != b:
+                self._ahead[name] = (b, self._reader.submit(self._read_block, name, b))
+
+    def _read_block(self, population: str, b: int) -> dict:
         lo, hi = b * self.block, min((b + 1) * self.block, self.n_frames)
         data = {}
         for field in FIELDS:
@@ -163,7 +187,6 @@ class Recording:
             except Exception as exc:
                 raise RecordingError(f"{self.path}: damaged chunk in pop/{population}/{field} "
                                      f"(frames {lo}–{hi - 1}): {exc}") from None
-        self._cache[population] = (b, data)
         return data
 
     def frame(self, i: int) -> dict[str, PopulationFrame]:
@@ -174,6 +197,8 @@ class Recording:
             raise IndexError(f"frame {i} is outside 0–{self.n_frames - 1}")
         b, j = divmod(i, self.block)
         out = {}
+        if j == self.block // 2:  # half-way through a block: the next one is read meanwhile
+            self._read_ahead(b + 1)
         for name in self.populations:
             d = self._block(name, b)
             uid = d["uid"][j]

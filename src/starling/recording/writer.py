@@ -122,13 +122,15 @@ class Recorder:
     """Record a simulation into a Zarr v3 store at ``path`` (a directory, conventionally ``*.zarr``).
 
     ``every``: keep every ``every``-th step; ``metrics_every``: sample the metrics and
-    counters every so many steps (0: never). Use as a context manager or call
+    counters every so many steps (0: never); ``block_frames``: frames a chunk holds (default:
+    about 4 MB of positions, at most 128). Use as a context manager or call
     :meth:`close`; a recording that was not closed (the process died) still opens.
     """
 
     def __init__(self, sim, path: Union[str, Path], *, every: int = 1, precision: str = "float32",
                  metrics_every: Optional[int] = None, scenario_name: Optional[str] = None,
-                 overwrite: bool = False, flush_seconds: Optional[float] = None):
+                 overwrite: bool = False, flush_seconds: Optional[float] = None,
+                 block_frames: Optional[int] = None):
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
         if every < 1:
@@ -144,7 +146,7 @@ class Recorder:
         dtype = np.dtype(precision)
         names = list(sim.world.populations)
         biggest = max([sim.world.population(n).n for n in names] + [1])
-        self.block = int(min(MAX_BLOCK_FRAMES, max(4, BLOCK_BYTES // (biggest * 3 * dtype.itemsize))))
+        self.block = int(block_frames or min(MAX_BLOCK_FRAMES, max(4, BLOCK_BYTES // (biggest * 3 * dtype.itemsize))))
         store = zarr.storage.LocalStore(str(self.path))
         self.root = zarr.create_group(store, overwrite=overwrite, zarr_format=3)
         frames = self.root.require_group("frames")

@@ -194,8 +194,12 @@ def create_app(
     loader: Optional[Loader] = None,
     scenario_names: Optional[Names] = None,
     recorder: Optional[Callable[[Any, str], Any]] = None,
+    workspace: Optional[Path] = None,
 ) -> FastAPI:
     """Build the app. The simulation thread starts with the app's lifespan and stops with it.
+
+    ``workspace`` is the folder the editor's API saves and loads TOML files in
+    (default ``./starling-workspace``; see :mod:`starling.server.editor`).
 
     ``overrides`` are config overrides for ``scenario`` (``"species.bird.count=100000"``);
     ``allowed_origins`` adds trusted page origins (e.g. the Vite dev server);
@@ -206,7 +210,8 @@ def create_app(
         loader=loader or scenario_loader(tuple(overrides), scenario), scenario_names=scenario_names,
         recorder=recorder,
     )
-    return _app_for(runner, static_dir, allowed_origins)
+    return _app_for(runner, static_dir, allowed_origins,
+                    workspace=Path(workspace) if workspace is not None else Path("starling-workspace"))
 
 
 def create_replay_app(
@@ -225,7 +230,8 @@ def create_replay_app(
     return _app_for(ReplayRunner(recording, label=label, max_fps=max_fps), static_dir, allowed_origins)
 
 
-def _app_for(runner: Any, static_dir: Optional[Path], allowed_origins: Iterable[str]) -> FastAPI:
+def _app_for(runner: Any, static_dir: Optional[Path], allowed_origins: Iterable[str],
+             workspace: Optional[Path] = None) -> FastAPI:
     """The FastAPI app around a runner (live or replay: both take the same commands and sink)."""
     replaying = not isinstance(runner, SimulationRunner)
     extra_origins = frozenset(allowed_origins)
@@ -298,6 +304,11 @@ def _app_for(runner: Any, static_dir: Optional[Path], allowed_origins: Iterable[
             hub.remove(client)
             runner.submit(client.id, ClientGone())
 
+    if workspace is not None and not replaying:
+        from .editor import editor_router
+
+        app.include_router(editor_router(runner, workspace))
+
     if (static / "index.html").is_file():
         app.mount("/", StaticFiles(directory=static, html=True), name="static")
     else:
@@ -364,13 +375,14 @@ def serve(
     realtime: bool = True,
     overrides: Iterable[str] = (),
     recorder: Optional[Callable[[Any, str], Any]] = None,
+    workspace: Optional[Path] = None,
 ) -> None:
     """Run the viewer server until Ctrl+C: prints the address, optionally opens a browser.
 
     Binds to localhost by default because the control channel can change the
     simulation; ``host="0.0.0.0"`` exposes it to the network on purpose only.
     """
-    app = create_app(scenario, realtime=realtime, overrides=overrides, recorder=recorder)
+    app = create_app(scenario, realtime=realtime, overrides=overrides, recorder=recorder, workspace=workspace)
     _run_until_stopped(app, host, port, open_browser, f"serving '{scenario}'")
 
 

@@ -18,6 +18,7 @@ socket ever sends it is the hub's concern, so no client can slow the simulation.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import logging
 import math
@@ -31,6 +32,7 @@ import numpy as np
 from . import protocol as P
 from .threaded import ThreadedRunner
 from .. import frames as F
+from ..config import ConfigError, Problem
 
 log = logging.getLogger("starling.server")
 
@@ -182,6 +184,14 @@ def _description(name: str) -> str:
     except Exception:  # a test's or a plugin's name that is not a built-in: no description
         return ""
     return str(data.get("description", ""))
+
+
+class _Call:
+    """A function to run in the simulation's thread between two steps (see :meth:`SimulationRunner.call`)."""
+
+    def __init__(self, fn: Callable[["SimulationRunner"], Any]):
+        self.fn = fn
+        self.future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
 
 
 class SimulationRunner(ThreadedRunner):
@@ -394,9 +404,50 @@ class SimulationRunner(ThreadedRunner):
             self._load(cmd.name, cmd.seed, client_id=client_id, paused=cmd.paused)
         elif isinstance(cmd, (P.Fire, P.ThrowApple, P.MovePlayer)):
             self._player_action(client_id, cmd)
+        elif isinstance(cmd, _Call):
+            try:
+                cmd.future.set_result(cmd.fn(self))
+            except BaseException as exc:  # handed to the caller, who answers its client
+                cmd.future.set_exception(exc)
         else:
             raise TypeError(f"unhandled command {type(cmd).__name__}")
         self._status_dirty = True
+
+    # ---- the editor (docs/editor.md) -------------------------------------------------
+
+    def call(self, fn: Callable[["SimulationRunner"], Any], timeout: float = 60.0) -> Any:
+        """Run ``fn(self)`` in the simulation's thread between two steps; its result or exception.
+
+        Blocks the caller (an HTTP handler runs it in a worker thread); raises
+        ``TimeoutError`` when the thread does not answer within ``timeout`` seconds.
+        """
+        cmd = _Call(fn)
+        self.submit(None, cmd)
+        try:
+            return cmd.future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"the simulation thread did not answer within {timeout:g} s") from None
+
+    def config_data(self) -> dict:
+        """The running config as plain data (in the simulation's thread)."""
+        if self.sim is None:
+            raise ConfigError([Problem("", "no simulation is loaded")])
+        return self.sim.config_data()
+
+    def apply_config(self, data: dict) -> dict:
+        """Validate and apply a whole config to the running simulation (in its thread).
+
+        A bad config raises ``ConfigError`` and changes nothing; a good one keeps every
+        animal where it is and tells the viewers the new scene.
+        """
+        if self.sim is None:
+            raise ConfigError([Problem("", "no simulation is loaded")])
+        self.sim.reconfigure(data, source="editor")
+        self._entities = entity_blocks(self.sim)
+        self._sink_call("post_scene", P.dumps(self.scene_message()))
+        self._frame_dirty = True
+        self._status_dirty = True
+        return {"step": int(self.sim.step_count)}
 
     def _select(self, client_id: Optional[int], cmd: P.Select) -> None:
         if client_id is None:
