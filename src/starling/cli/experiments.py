@@ -42,7 +42,8 @@ def experiment(
                                            "(default experiments; savannah: experiments/savannah)."),
     runs_per_setup: int = typer.Option(50, "--runs-per-setup", min=1, help="savannah: runs of each of the six "
                                        "setups (the thesis: 50)."),
-    workers: int = typer.Option(1, "--workers", min=1, help="savannah: local worker processes."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="savannah: local worker processes "
+                                          "(default: one per CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
@@ -86,7 +87,7 @@ def experiment(
               highlight=False)
 
 
-def _savannah(runs_per_setup: int, workers: int, out_dir: Path, as_json: bool) -> None:
+def _savannah(runs_per_setup: int, workers: Optional[int], out_dir: Path, as_json: bool) -> None:
     """The savannah's 6 setups × ``runs_per_setup`` runs with a progress bar, then the thesis' tables."""
     from ..experiments import savannah
 

@@ -97,19 +97,20 @@ def tabulate(rows: list[dict]) -> dict:
             "outcomes": outcomes, "failed_runs": len(rows) - len(ok)}
 
 
-def run(runs_per_setup: int, workers: int, out_dir: Path, *,
+def run(runs_per_setup: int, workers: Optional[int], out_dir: Path, *,
         on_start: Optional[Callable[[int, int], None]] = None,
         on_row: Optional[Callable[[dict], None]] = None, steps: int = STEPS) -> dict:
-    """Run the protocol on ``workers`` local processes; the sweep's own files go to ``out_dir/runs``.
+    """Run the protocol on ``workers`` local processes (None: one per CPU); the sweep's own files go
+    to ``out_dir/runs``.
 
     Returns :func:`tabulate`'s tables plus ``runs_per_setup`` and ``wall_s``.
     """
-    from .backends import LocalBackend
+    from .backends import make_backend
     from .driver import run_sweep_file
     from .sweep_file import check_sweep
 
     plan = check_sweep(sweep_spec(runs_per_setup, steps), "savannah experiment")
-    output, _ = run_sweep_file(plan, LocalBackend(workers), Path(out_dir) / "runs", on_start=on_start, on_row=on_row)
+    output, _ = run_sweep_file(plan, make_backend("local", workers, None), Path(out_dir) / "runs", on_start=on_start, on_row=on_row)
     result = tabulate(output.rows)
     result["runs_per_setup"] = int(runs_per_setup)
     result["timing"] = {k: round(v, 3) for k, v in output.timing.items()}
