@@ -76,7 +76,7 @@ def test_bad_sweeps_name_what_is_wrong():
 def test_the_experiment_command_refuses_what_it_does_not_know(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["experiment", "boids", "--out", str(tmp_path)])
-    assert result.exit_code == 2 and "unknown 'boids'; known: couzin, vicsek" in result.output
+    assert result.exit_code == 2 and "unknown 'boids'; known: couzin, savannah, vicsek" in result.output
     result = runner.invoke(app, ["experiment", "vicsek", "--values", "a,b", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "--values: expected comma-separated numbers" in result.output
     assert "Traceback" not in result.output
