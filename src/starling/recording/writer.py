@@ -66,7 +66,7 @@ class _Population:
         """Room for ``n`` animals: the buffers keep their rows, the arrays widen at the next flush."""
         capacity = max(n, int(math.ceil(self.capacity * 1.5)))
         for field, buf in self.buffers.items():
-            if buf.ndim == 1 or field == "origin":
+            if field == "origin":  # one row a frame, not one a slot
                 continue
             wider = np.full((buf.shape[0], capacity, *buf.shape[2:]), FILL[field], buf.dtype)
             wider[:, : self.capacity] = buf

@@ -7,6 +7,7 @@ control messages through :meth:`submit` without blocking. Subclasses give the th
 """
 from __future__ import annotations
 
+import abc
 import logging
 import queue
 import threading
@@ -17,7 +18,7 @@ from . import protocol as P
 log = logging.getLogger("starling.server")
 
 
-class ThreadedRunner:
+class ThreadedRunner(abc.ABC):
     """The thread, the command queue and the sink of a runner (see the module)."""
 
     thread_name = "starling-runner"
@@ -55,11 +56,13 @@ class ThreadedRunner:
 
     # ---- in the thread ----------------------------------------------------------------
 
+    @abc.abstractmethod
     def _run(self) -> None:
-        raise NotImplementedError
+        """The thread's body: set up, then drain commands and stream until ``_stop`` is set."""
 
+    @abc.abstractmethod
     def _apply(self, client_id: Optional[int], cmd: Any) -> None:
-        raise NotImplementedError
+        """Carry out one validated command (called by :meth:`_drain` in the thread)."""
 
     def _drain(self) -> None:
         """Apply every queued command; a failing one is answered with an error, never fatal."""

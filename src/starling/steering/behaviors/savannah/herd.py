@@ -94,6 +94,23 @@ def herd_separation(agents, others, neighbors, p, time, dt, out):
         emit(out, i, ux, 0.0, uz, desire, 0.0, 0.0)
 
 
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _mean_xz(values, index, dist, n, i, reach):
+    """Mean x and z of ``values`` over animal ``i``'s first ``n`` neighbours closer than ``reach``,
+    and how many there were (cohesion averages positions, velocity matching velocities)."""
+    sx = 0.0
+    sz = 0.0
+    m = 0
+    for j in range(n):
+        if dist[i, j] < reach:
+            sx += values[index[i, j], 0]
+            sz += values[index[i, j], 2]
+            m += 1
+    if m == 0:
+        return 0.0, 0.0, 0
+    return sx / m, sz / m, m
+
+
 @behavior("herd_cohesion", kind="neighbor", params=HerdCohesionParams)
 def herd_cohesion(agents, others, neighbors, p, time, dt, out):
     count = neighbors.count
@@ -102,20 +119,12 @@ def herd_cohesion(agents, others, neighbors, p, time, dt, out):
     pos = agents.position
     opos = others.position
     for i in prange(count.shape[0]):
-        reach = at(p.max_distance, i)
-        cx = 0.0
-        cz = 0.0
-        m = 0
-        for j in range(count[i]):
-            if dist[i, j] < reach:
-                cx += opos[index[i, j], 0]
-                cz += opos[index[i, j], 2]
-                m += 1
+        cx, cz, m = _mean_xz(opos, index, dist, count[i], i, at(p.max_distance, i))
         if m == 0:
             no_opinion(out, i)
             continue
-        dx = cx / m - pos[i, 0]
-        dz = cz / m - pos[i, 2]
+        dx = cx - pos[i, 0]
+        dz = cz - pos[i, 2]
         length = math.sqrt(dx * dx + dz * dz)
         if length < 1e-9:
             no_opinion(out, i)
@@ -133,20 +142,12 @@ def herd_velocity_matching(agents, others, neighbors, p, time, dt, out):
     vel = agents.velocity
     ovel = others.velocity
     for i in prange(count.shape[0]):
-        reach = at(p.max_distance, i)
-        vx = 0.0
-        vz = 0.0
-        m = 0
-        for j in range(count[i]):
-            if dist[i, j] < reach:
-                vx += ovel[index[i, j], 0]
-                vz += ovel[index[i, j], 2]
-                m += 1
+        vx, vz, m = _mean_xz(ovel, index, dist, count[i], i, at(p.max_distance, i))
         if m == 0:
             no_opinion(out, i)
             continue
-        ax = vx / m - vel[i, 0]
-        az = vz / m - vel[i, 2]
+        ax = vx - vel[i, 0]
+        az = vz - vel[i, 2]
         if math.sqrt(ax * ax + az * az) < at(p.tolerance, i):
             no_opinion(out, i)
             continue
@@ -169,20 +170,12 @@ def flee_centroid(agents, others, neighbors, p, time, dt, out):
     pos = agents.position
     opos = others.position
     for i in prange(count.shape[0]):
-        reach = at(p.max_distance, i)
-        cx = 0.0
-        cz = 0.0
-        m = 0
-        for j in range(count[i]):
-            if dist[i, j] < reach:
-                cx += opos[index[i, j], 0]
-                cz += opos[index[i, j], 2]
-                m += 1
+        cx, cz, m = _mean_xz(opos, index, dist, count[i], i, at(p.max_distance, i))
         if m == 0:
             no_opinion(out, i)
             continue
-        dx = pos[i, 0] - cx / m
-        dz = pos[i, 2] - cz / m
+        dx = pos[i, 0] - cx
+        dz = pos[i, 2] - cz
         d2 = dx * dx + dz * dz
         if d2 < 1e-18:
             no_opinion(out, i)
