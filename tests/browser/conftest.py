@@ -34,7 +34,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def live_server():
+def live_server(tmp_path_factory):
     """The app on a free port, streaming the built-in flock (1,000 birds) in real time."""
     if not (STATIC / "index.html").is_file():
         pytest.fail(f"the front-end is not built in {STATIC}: run `make setup` (npm ci && npm run build in web/)")
@@ -48,7 +48,7 @@ def live_server():
     # stepped here once (a no-op when the cache is warm, minutes on a cold one).
     for name in ("flock", "lagoon", "pond"):
         starling.load_scenario(name, seed=1).step(3)
-    app = create_app("flock", seed=1)
+    app = create_app("flock", seed=1, workspace=tmp_path_factory.mktemp("workspace"))
     with BackgroundServer(app, startup_timeout=60) as server:
         runner = app.state.runner
         deadline = time.monotonic() + 600

@@ -19,6 +19,7 @@ import { SelectionOverlay } from "./render/debug";
 import { EnvironmentView } from "./render/environment";
 import { World } from "./render/world";
 import { Charts } from "./ui/charts";
+import { EditorPanel } from "./ui/editor/panel";
 import { Inspector } from "./ui/inspector";
 import { Timeline } from "./ui/timeline";
 
@@ -41,6 +42,7 @@ export class App {
   readonly inspector: Inspector;
   readonly charts: Charts;
   readonly timeline: Timeline;
+  readonly editor: EditorPanel;
   readonly connection: Connection;
   layers: SpeciesLayer[] = [];
   scene: SceneMessage | null = null;
@@ -107,6 +109,7 @@ export class App {
     this.inspector = new Inspector($("inspector"), () => this.deselect(), () => this.setCamera("follow"));
     this.charts = new Charts($("charts"));
     this.timeline = new Timeline($("timeline"), (m) => this.send(m));
+    this.editor = new EditorPanel($("editor"), (text, kind) => this.toast(text, kind), () => this.toggleEditor(false));
     // keep the key hint just above the chart panel, whatever its height (legends wrap)
     const chartsPanel = $("charts");
     new ResizeObserver(() => document.body.style.setProperty("--charts-h", `${chartsPanel.offsetHeight}px`)).observe(chartsPanel);
@@ -194,10 +197,15 @@ export class App {
       this.playerPosition.set(c.x, this.groundHeight(c.x, c.z), c.z);
       this.scenarioShown = scene.scenario;
     }
-    this.clearSelection();
+    // an edit keeps the selected animal (its species may have new behaviours to show);
+    // another scenario, or its species removed, ends the selection
+    if (changed || !this.selection || !scene.species.some((s) => s.name === this.selection!.species)) this.clearSelection();
+    else this.applyHighlights();
     this.timeline.set(scene.replay ?? null);
     if (scene.replay && this.playerMode) this.setPlayerMode(false);
     this.charts.setSpecies(scene.species);
+    if (scene.replay && this.editor.visible) this.toggleEditor(false);
+    this.editor.onScene(scene.scenario);
     const select = $<HTMLSelectElement>("scenario");
     select.innerHTML = "";
     const descriptions = scene.descriptions ?? {};
@@ -736,6 +744,7 @@ export class App {
     });
     $("player").addEventListener("click", () => this.setPlayerMode(!this.playerMode));
     $("charts-toggle").addEventListener("click", () => this.toggleCharts());
+    $("editor-toggle").addEventListener("click", () => this.toggleEditor());
     $("act-fire").addEventListener("click", () => this.fireAt(this.centerAim()));
     $("act-apple").addEventListener("click", () => this.appleAt(this.centerAim(), false));
 
@@ -771,6 +780,7 @@ export class App {
         case "Digit3": this.setCamera("follow"); break;
         case "KeyP": this.setPlayerMode(!this.playerMode); break;
         case "KeyC": this.toggleCharts(); break;
+        case "KeyE": this.toggleEditor(); break;
         case "KeyN": this.selectNearestCenter(); break;
         case "KeyF": this.fireAt(this.aimPoint(lastMove.x, lastMove.y)); break;
         case "KeyG": this.appleAt(this.aimPoint(lastMove.x, lastMove.y), !this.playerMode); break;
@@ -787,6 +797,15 @@ export class App {
 
   togglePause(): void {
     this.send({ type: this.status?.paused ? "resume" : "pause" });
+  }
+
+  /** Open or close the editor panel (a replay cannot be edited: it shows what was recorded). */
+  toggleEditor(open = !this.editor.visible): void {
+    if (open && (this.timeline.active || !this.scene)) return;
+    document.body.classList.toggle("editing", open);
+    $("editor-toggle").classList.toggle("active", open);
+    if (open) void this.editor.show(this.scene!.scenario);
+    else this.editor.hide();
   }
 
   private toggleCharts(): void {

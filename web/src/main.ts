@@ -44,6 +44,9 @@ export interface StarlingHook {
     framed: { target: number[]; position: number[]; radius: number; species: string } | null;
     /** Replays only: the frame drawn (from its step), the recording's length and whether it plays. */
     replay: { frame: number; n_frames: number; playing: boolean } | null;
+    /** The editor panel: open, its status, how many configs it applied, what was refused. */
+    editor: { open: boolean; status: string; applied: number; problems: { path: string; message: string }[];
+      canUndo: boolean; canRedo: boolean; draft: unknown };
   };
   selectNearestCenter(): { species: string; uid: number } | null;
   /** Where an animal is drawn, in CSS pixels of the page (null when off screen or unknown). */
@@ -95,6 +98,11 @@ const hook: StarlingHook = {
     replay: app.timeline.info
       ? { frame: app.timeline.frame, n_frames: app.timeline.info.n_frames, playing: app.timeline.playing }
       : null,
+    editor: {
+      open: app.editor.visible, status: app.editor.status, applied: app.editor.applied,
+      problems: [...app.editor.problems], canUndo: !!app.editor.history?.canUndo,
+      canRedo: !!app.editor.history?.canRedo, draft: app.editor.draft,
+    },
   }),
   selectNearestCenter: () => app.selectNearestCenter(),
   project: (species, uid) => app.project(species, uid),

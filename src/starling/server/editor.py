@@ -3,9 +3,12 @@
 Usable alone (scripts, other front-ends) and by the app's editor panel:
 
 ``GET  /api/schema``        the JSON Schema of scenario configs (every registered behaviour, mover, …)
+``GET  /api/catalog``       what can be chosen where: behaviours by group kind and result type, mergers
+                            and what they accept, movers, query methods, each with its parameter schema
 ``GET  /api/config``        the running config as plain data
 ``PUT  /api/config``        validate a whole config and apply it live (``Simulation.reconfigure``); a bad
                             one is answered 422 with every ``{path, message}`` and nothing is applied
+``GET  /api/config/toml``   the running config as TOML text (the app's download)
 ``POST /api/config/save``   ``{"name": "my_scene"}``: the running config to ``WORKSPACE/my_scene.toml``
 ``GET  /api/config/files``  the TOML files in the workspace
 ``POST /api/config/load``   ``{"name": "my_scene"}`` from the workspace, or ``{"toml": "…"}`` (an upload):
@@ -30,6 +33,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from ..config import ConfigError, Problem, json_schema
+from ..config.catalog import catalog
 from ..config.io import scenario_text, scenario_to_toml
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -104,6 +108,10 @@ def editor_router(runner: Any, workspace: Path) -> APIRouter:
     async def schema() -> JSONResponse:
         return JSONResponse(content=json_schema())
 
+    @router.get("/catalog")
+    async def get_catalog() -> JSONResponse:
+        return JSONResponse(content=catalog())
+
     @router.get("/config")
     async def get_config() -> JSONResponse:
         async def handler():
@@ -114,6 +122,12 @@ def editor_router(runner: Any, workspace: Path) -> APIRouter:
     async def put_config(request: Request) -> JSONResponse:
         async def handler():
             return await apply(await _body(request))
+        return await guarded(handler)
+
+    @router.get("/config/toml")
+    async def get_toml() -> JSONResponse:
+        async def handler():
+            return JSONResponse(content={"toml": await in_sim_thread(lambda r: scenario_to_toml(r.sim.scenario))})
         return await guarded(handler)
 
     @router.post("/config/save")
