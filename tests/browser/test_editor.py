@@ -240,3 +240,73 @@ def test_the_catalog_offers_behaviours_by_group_and_merger(page):
     assert groups["separation"] == "neighbor" and groups["avoid_verticals"] == "ray" and groups["wandering"] == "simple"
     assert {"apple", "player", "sound", "carcass"} <= set(catalog["populations"])
     assert json.dumps(catalog["forms"]["QueryConfig"]).count("max_distance") >= 1
+
+
+def test_restart_reset_and_frame_all_from_the_top_bar(editor):
+    page = editor
+    count = card(page, "species.0").locator('input[data-field="count"]')
+    before = applied(page)
+    count.fill("700")
+    count.dispatch_event("input")
+    wait_applied(page, before)
+    page.wait_for_function(f"() => {STATE}.step > 60", timeout=60_000)
+    step = page.evaluate(f"() => {STATE}.step")
+
+    page.locator("#restart").click()  # from the first step, the edit kept
+    page.wait_for_function(f"() => {STATE}.acks.some(a => a.action === 'restart')", timeout=120_000)
+    assert page.evaluate(f"() => {STATE}.step") < step
+    page.wait_for_function(f"() => {STATE}.counts.bird === 700", timeout=60_000)
+
+    page.locator("#reset").click()  # as shipped
+    page.wait_for_function(f"() => {STATE}.acks.filter(a => a.action === 'restart').length === 2", timeout=120_000)
+    page.wait_for_function(f"() => {STATE}.counts.bird === 1000", timeout=60_000)
+    assert server_config(page)["species"][0]["count"] == 1000
+
+    # follow an animal, then frame all: the orbit view comes back onto the whole flock
+    page.evaluate("() => window.__starling.selectNearestCenter()")
+    page.locator("#editor-toggle").click()  # close the editor: the view is the user's again
+    page.locator('[data-camera="follow"]').click()
+    assert page.evaluate(f"() => {STATE}.camera") == "follow"
+    page.evaluate(f"() => {{ window.__framedBefore = {STATE}.framed; }}")
+    page.locator("#view").focus()
+    page.keyboard.press("h")
+    page.wait_for_function(f"() => {STATE}.camera === 'orbit' && {STATE}.framed && {STATE}.framed !== window.__framedBefore",
+                           timeout=30_000)
+
+
+def test_the_scene_picker_switches_and_the_hint_offers_the_player_only_where_there_is_one(editor):
+    page = editor
+    assert page.locator("#hint-player").is_hidden()  # the flock has no player
+    page.locator("#scenario").select_option("lagoon")
+    page.wait_for_function(f"() => {STATE}.scenario === 'lagoon' && {STATE}.counts.fish > 0", timeout=180_000)
+    assert page.locator("#hint-player").is_visible()
+    # the editor follows the switch: it now shows the lagoon's species
+    page.wait_for_function(f"() => {STATE}.editor.status === 'applied' && "
+                           f"{STATE}.editor.draft.species.map(s => s.name).join() === 'fish,shark'", timeout=60_000)
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_the_inspector_editor_and_charts_do_not_overlap(browser, live_server, size):
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    page = context.new_page()
+    try:
+        page.goto(live_server.url)
+        page.wait_for_function(f"() => window.__starling && {STATE}.framesApplied > 2", timeout=60_000)
+        page.wait_for_function(f"() => {STATE}.metricsStep > 0", timeout=60_000)
+        page.evaluate("() => window.__starling.selectNearestCenter()")
+        page.wait_for_function(f"() => {STATE}.inspect?.alive", timeout=30_000)
+        page.locator("#editor-toggle").click()
+        page.wait_for_function(f"() => {STATE}.editor.status === 'applied'", timeout=60_000)
+        page.wait_for_function("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+        boxes = {name: page.locator(f"#{name}").bounding_box() for name in ("inspector", "charts", "editor", "topbar")}
+        assert all(boxes.values()), boxes
+
+        def overlap(a, b):
+            return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+                        or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+        pairs = [("inspector", "charts"), ("editor", "charts"), ("editor", "inspector"), ("inspector", "topbar"),
+                 ("editor", "topbar")]
+        for a, b in pairs:
+            assert not overlap(boxes[a], boxes[b]), (a, b, boxes[a], boxes[b])
+    finally:
+        context.close()

@@ -202,3 +202,27 @@ def test_status_counts_animals_per_brain_state():
         assert set(status["states"]["shark"]) == {"chill", "hunting", "attacking"}
     finally:
         runner.stop()
+
+
+def _max_speed(runner: SimulationRunner) -> float:
+    return runner.call(lambda r: r.config_data()["species"][0]["mover"]["max_speed"])
+
+
+def test_restart_starts_over_with_the_edits_and_reset_without_them(runner_factory):
+    runner, sink = runner_factory()
+    shipped = _max_speed(runner)
+    edited = runner.call(lambda r: r.config_data())
+    edited["species"][0]["mover"]["max_speed"] = shipped + 1.5
+    runner.call(lambda r: r.apply_config(edited))
+    wait_for(lambda: runner.sim.step_count > 20, what="some steps after the edit")
+
+    runner.submit(7, P.Restart(type="restart", keep_edits=True))
+    acks = lambda: [e for _, e in sink.events if e.get("type") == "ack" and e.get("action") == "restart"]  # noqa: E731
+    wait_for(lambda: len(acks()) == 1, what="the restart's ack")
+    assert runner.sim.step_count < 20  # from the first step again …
+    assert _max_speed(runner) == shipped + 1.5  # … with the edit
+
+    runner.submit(7, P.Restart(type="restart", keep_edits=False))
+    wait_for(lambda: len(acks()) == 2, what="the reset's ack")
+    assert acks()[1]["result"] == {"keep_edits": False} and not sink.errors()
+    assert _max_speed(runner) == shipped  # the scenario as shipped

@@ -96,6 +96,8 @@ export class App {
   private pointerDown: { x: number; y: number; t: number } | null = null;
   private readonly raycaster = new THREE.Raycaster();
   private readonly keys = new Set<string>();
+  /** When this page last sent a pause, speed, step or restart (its own changes are not news). */
+  private lastOwnControl = -Infinity;
 
   constructor(canvas: HTMLCanvasElement) {
     this.world = new World(canvas);
@@ -113,6 +115,9 @@ export class App {
     // keep the key hint just above the chart panel, whatever its height (legends wrap)
     const chartsPanel = $("charts");
     new ResizeObserver(() => document.body.style.setProperty("--charts-h", `${chartsPanel.offsetHeight}px`)).observe(chartsPanel);
+    // and the panels just below the top bar, however many rows its buttons wrap into
+    const topbar = $("topbar");
+    new ResizeObserver(() => document.body.style.setProperty("--below-top", `${topbar.offsetTop + topbar.offsetHeight + 10}px`)).observe(topbar);
     this.playerMarker = makePlayerMarker();
     this.playerMarker.visible = false;
     this.world.scene.add(this.playerMarker);
@@ -139,7 +144,18 @@ export class App {
   }
 
   send(message: ClientMessage): boolean {
+    if (["pause", "resume", "step", "speed", "mode", "restart", "scenario"].includes(message.type)) {
+      this.lastOwnControl = performance.now();
+    }
     return this.connection.send(message);
+  }
+
+  /** Frame every animal again, in the orbit view (after following one, or flying off). */
+  frameAll(): void {
+    if (this.rig.mode !== "orbit") this.setCamera("orbit");
+    this.rig.resetUserMoved();
+    this.frameAnimals = true;
+    this.reframeAt = null;
   }
 
   // ---- server messages ---------------------------------------------------------------
@@ -223,8 +239,37 @@ export class App {
     $("player-availability").textContent = missing.length
       ? `Not available in this scenario: ${missing.join(", ")}.`
       : "All player actions are available.";
+    $("hint-player").classList.toggle("hidden", !scene.player.fire && !scene.player.throw_apple);
     $<HTMLButtonElement>("act-fire").disabled = !scene.player.fire;
     $<HTMLButtonElement>("act-apple").disabled = !scene.player.throw_apple;
+  }
+
+  /** The loading overlay: what the server is doing (compiling kernels takes a while the first time). */
+  private showLoading(status: StatusMessage): void {
+    $("loading").classList.toggle("hidden", !status.loading);
+    if (!status.loading) return;
+    $("loading-stage").textContent = status.loading_stage ?? `loading ${status.scenario}…`;
+    const progress = status.loading_progress;
+    $("loading-progress").style.width = progress != null ? `${Math.round(progress * 100)}%` : "";
+    $("loading-progress").parentElement!.classList.toggle("indeterminate", progress == null);
+  }
+
+  /**
+   * Pause and speed are shared by every viewer of a simulation: a change this tab did not
+   * ask for is said out loud, and a page that opens on a paused simulation says so.
+   */
+  private noticeOthers(before: StatusMessage | null, now: StatusMessage): void {
+    const mine = performance.now() - this.lastOwnControl < 3000;
+    if (!before) {
+      if (now.paused && !now.loading) this.toast("The simulation is paused (shared with every open page): Space resumes it", "info");
+      return;
+    }
+    if (mine || now.loading || before.loading || before.scenario !== now.scenario) return;
+    if (before.paused !== now.paused) {
+      this.toast(now.paused ? "Paused from another page" : "Resumed from another page", "info");
+    }
+    if (before.speed !== now.speed) this.toast(`Speed set to ${now.speed}× from another page`, "info");
+    if (before.mode !== now.mode) this.toast(`Mode set to ${now.mode === "fast" ? "fast" : "real time"} from another page`, "info");
   }
 
   /** What the connection badge says while connected. */
@@ -233,7 +278,15 @@ export class App {
   }
 
   private onStatus(status: StatusMessage): void {
+    this.noticeOthers(this.status, status);
     this.status = status;
+    $("paused-badge").classList.toggle("hidden", !status.paused || status.loading);
+    const behind = $("behind-badge");
+    behind.classList.toggle("hidden", !status.behind);
+    if (status.behind && status.realtime_factor != null) {
+      behind.textContent = `Cannot keep real time: ${status.realtime_factor.toFixed(2)}× of the requested ${status.speed}×`;
+    }
+    this.showLoading(status);
     $("play").textContent = status.paused ? "Play" : "Pause";
     $("play").classList.toggle("active", status.paused);
     $("mode").textContent = status.mode === "fast" ? "Fast" : "Real time";
@@ -745,6 +798,9 @@ export class App {
     $("player").addEventListener("click", () => this.setPlayerMode(!this.playerMode));
     $("charts-toggle").addEventListener("click", () => this.toggleCharts());
     $("editor-toggle").addEventListener("click", () => this.toggleEditor());
+    $("restart").addEventListener("click", () => this.send({ type: "restart", keep_edits: true }));
+    $("reset").addEventListener("click", () => this.send({ type: "restart", keep_edits: false }));
+    $("frame-all").addEventListener("click", () => this.frameAll());
     $("act-fire").addEventListener("click", () => this.fireAt(this.centerAim()));
     $("act-apple").addEventListener("click", () => this.appleAt(this.centerAim(), false));
 
@@ -781,6 +837,8 @@ export class App {
         case "KeyP": this.setPlayerMode(!this.playerMode); break;
         case "KeyC": this.toggleCharts(); break;
         case "KeyE": this.toggleEditor(); break;
+        case "KeyH": this.frameAll(); break;
+        case "KeyR": this.send({ type: "restart", keep_edits: true }); break;
         case "KeyN": this.selectNearestCenter(); break;
         case "KeyF": this.fireAt(this.aimPoint(lastMove.x, lastMove.y)); break;
         case "KeyG": this.appleAt(this.aimPoint(lastMove.x, lastMove.y), !this.playerMode); break;

@@ -92,6 +92,17 @@ class SwitchScenario(_Message):
     paused: bool = False
 
 
+class Restart(_Message):
+    """Start the running scenario over from its first step, with the same seed.
+
+    ``keep_edits`` (the Restart button) keeps the editor's changes; without it (the Reset
+    button) the scenario is loaded again as shipped, every edit discarded.
+    """
+
+    type: Literal["restart"]
+    keep_edits: bool = True
+
+
 class Fire(_Message):
     """The player shoots from ``origin`` along ``direction`` (need not be unit length)."""
 
@@ -146,18 +157,18 @@ class PrevEvent(_Message):
 
 
 ClientMessage = Annotated[
-    Union[Pause, Resume, Step, Speed, Mode, Select, Deselect, SwitchScenario, Fire, ThrowApple, MovePlayer, Ping,
+    Union[Pause, Resume, Step, Speed, Mode, Select, Deselect, SwitchScenario, Restart, Fire, ThrowApple, MovePlayer, Ping,
           Seek, NextEvent, PrevEvent],
     Field(discriminator="type"),
 ]
 _CLIENT_ADAPTER: TypeAdapter = TypeAdapter(ClientMessage)
 MESSAGE_TYPES: tuple[str, ...] = (
-    "pause", "resume", "step", "speed", "mode", "select", "deselect", "scenario",
+    "pause", "resume", "step", "speed", "mode", "select", "deselect", "scenario", "restart",
     "fire", "throw_apple", "move_player", "ping", "seek", "next_event", "prev_event",
 )
 REPLAY_ONLY: frozenset[str] = frozenset({"seek", "next_event", "prev_event"})
 """Messages that only a replay answers (a live simulation has no recorded frames to move among)."""
-LIVE_ONLY: frozenset[str] = frozenset({"scenario", "mode", "fire", "throw_apple", "move_player"})
+LIVE_ONLY: frozenset[str] = frozenset({"scenario", "restart", "mode", "fire", "throw_apple", "move_player"})
 """Messages that change a running simulation, which a replay cannot do (it shows what was recorded)."""
 PLAYER_ACTIONS: dict[str, str] = {"fire": "fire", "throw_apple": "throw_apple", "move_player": "move_player"}
 """Message type → the ``Simulation`` method that performs it (present only in scenarios with a player)."""

@@ -402,6 +402,8 @@ class SimulationRunner(ThreadedRunner):
                 })
                 return
             self._load(cmd.name, cmd.seed, client_id=client_id, paused=cmd.paused)
+        elif isinstance(cmd, P.Restart):
+            self._restart(client_id, cmd.keep_edits)
         elif isinstance(cmd, (P.Fire, P.ThrowApple, P.MovePlayer)):
             self._player_action(client_id, cmd)
         elif isinstance(cmd, _Call):
@@ -448,6 +450,20 @@ class SimulationRunner(ThreadedRunner):
         self._frame_dirty = True
         self._status_dirty = True
         return {"step": int(self.sim.step_count)}
+
+    def _restart(self, client_id: Optional[int], keep_edits: bool) -> None:
+        """The scenario from its first step, same seed; with the editor's changes or as shipped."""
+        if self.sim is None:
+            return
+        edited = self.sim.config_data() if keep_edits else None
+        paused = self.paused
+        self._load(self.scenario_name, self.seed, client_id=client_id, paused=paused)
+        if edited is not None and self.sim is not None and edited != self.sim.config_data():
+            try:
+                self.apply_config(edited)  # a fresh start that keeps the edits: same config, new first step
+            except ConfigError as err:
+                self._reply(client_id, {"type": "error", "message": f"restart: the edits no longer apply: {err}"})
+        self._reply(client_id, {"type": "ack", "action": "restart", "result": {"keep_edits": keep_edits}})
 
     def _select(self, client_id: Optional[int], cmd: P.Select) -> None:
         if client_id is None:

@@ -146,6 +146,13 @@ export interface StatusMessage {
   /** Step and time at which `metrics` were computed (they refresh less often than the status). */
   metrics_step: number;
   metrics_time: number;
+  /** While loading: what is being done (e.g. compiling kernels) and how far along, 0–1. */
+  loading_stage?: string | null;
+  loading_progress?: number | null;
+  /** Achieved simulated seconds per wall second over the requested speed (null: paused, fast or loading). */
+  realtime_factor?: number | null;
+  /** True once the simulation has fallen below real time for a while. */
+  behind?: boolean;
   /** Replays only: milliseconds to read the shown frame from the recording. */
   read_ms?: number;
   /** Replays only: where the playhead is. */
@@ -210,6 +217,7 @@ export type ClientMessage =
   | { type: "select"; species: string; uid: number }
   | { type: "deselect" }
   | { type: "scenario"; name: string; seed?: number | null; paused?: boolean }
+  | { type: "restart"; keep_edits: boolean }
   | { type: "fire"; origin: Vec3; direction: Vec3 }
   | { type: "throw_apple"; origin: Vec3; velocity: Vec3 }
   | { type: "move_player"; position: Vec3; direction?: Vec3 | null }
