@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Optional, Union
 import numpy as np
 
 from .config import ConfigError, load_scenario_config, validate_scenario
-from .errors import Problem
+from .errors import Problem, name_species, species_names
 from .config.io import apply_override, name_problems, toml_value
 from .config.models import ScenarioBase
 from .metrics import density, groups, local_polarization, milling, nearest_neighbor_stats, polarization, speed_stats
@@ -108,8 +108,15 @@ class Simulation:
         self._build(scenario, record_debug=record_debug)
 
     # ------------------------------------------------------------------ building
-    def _build(self, scenario, *, record_debug: bool, state: Optional[dict] = None, previous=None,
-               reuse: Optional["Simulation"] = None) -> None:
+    def _build(self, scenario, **kwargs) -> None:
+        """:meth:`_assemble`, with the species of any config problem named by name (``species.fish.…``)."""
+        try:
+            self._assemble(scenario, **kwargs)
+        except ConfigError as err:
+            raise ConfigError(name_species(err.problems, species_names(scenario.species)), err.source) from None
+
+    def _assemble(self, scenario, *, record_debug: bool, state: Optional[dict] = None, previous=None,
+                  reuse: Optional["Simulation"] = None) -> None:
         """Set everything up from ``scenario``; with ``state``, continue from it.
 
         ``previous`` is the config ``state`` was running under: what it shares with

@@ -38,7 +38,7 @@ def scenarios(name: Optional[str] = typer.Argument(None, help="A scenario (built
         _config_fail(e)
     out.print(f"{scenario.name}: {scenario.description}", highlight=False, markup=False)
     if not scenario.parameters:
-        out.print("no named parameters; set any field by its path (--set species.0.count=500)", markup=False)
+        out.print("no named parameters; set any field by its path (--set species.NAME.count=500)", markup=False)
         return
     dumped = scenario.model_dump(mode="json", exclude_none=True)
     table = Table(box=None)
