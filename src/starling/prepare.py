@@ -46,8 +46,9 @@ class _Watch(event.Listener):
     def on_start(self, ev: event.Event) -> None:
         self.count += 1
         dispatcher = (ev.data or {}).get("dispatcher")
-        func = getattr(dispatcher, "py_func", None)
-        self.report(getattr(func, "__name__", "kernel"))
+        name = getattr(getattr(dispatcher, "py_func", None), "__name__", "")
+        # Numba's own overloads are all called "impl" and lambdas "<lambda>": name the stage only
+        self.report(name if name and name != "impl" and not name.startswith("<") else "")
 
     def on_end(self, ev: event.Event) -> None:
         pass
@@ -58,39 +59,46 @@ def can_prepare(sim: Any) -> bool:
     return all(callable(getattr(sim, name, None)) for name in ("snapshot", "restore", "_step_parts", "step_part_count"))
 
 
-def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None) -> Prepared:
+def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None, *,
+            in_place: bool = False) -> Prepared:
     """Compile what ``sim``'s steps need on a copy of it, naming each stage (see the module).
 
     ``extra``: more ``(label, fn(copy))`` stages after the steps. ``sim`` is left as it was.
+    ``in_place``: take one real step of ``sim`` instead, its parts as the stages (no copy, no
+    second step, no ``extra``: what ``starling run`` does with its first step).
     """
     t0 = time.perf_counter()
     report = on_progress or (lambda stage, fraction: None)
-    total = 1 + sim.step_part_count() + 1 + len(extra)
-    state = {"label": "copying the simulation", "done": 0, "compiling": False}
+    total = sim.step_part_count() if in_place else 1 + sim.step_part_count() + 1 + len(extra)
+    state: dict[str, Any] = {"label": "", "done": -1, "compiling": False, "kernel": None}
 
     def say(kernel: Optional[str] = None) -> None:
         if kernel is not None:
             state["compiling"] = True
+            kernel = kernel or state.get("kernel")  # an unnamed one: keep the last name shown
+            state["kernel"] = kernel
         verb = "compiling kernels: " if state["compiling"] else ""
         what = f" — {kernel}" if kernel else ""
-        report(f"{verb}{state['label']}{what} ({state['done'] + 1}/{total})", state["done"] / total)
+        report(f"{verb}{state['label']}{what} ({state['done'] + 1}/{total})", max(state["done"], 0) / total)
 
     def stage(label: str) -> None:
-        if label != "copying the simulation":
-            state["done"] += 1
-        state["label"], state["compiling"] = label, False
+        state["done"] += 1
+        state["label"], state["compiling"], state["kernel"] = label, False, None
         say()
 
     watch = _Watch(say)
     with event.install_listener("numba:compile", watch):
-        stage("copying the simulation")
-        copy = type(sim).restore(sim.snapshot())
-        for label in copy._step_parts():
-            stage(label)
-        stage("a second step")
-        copy.step()
-        for label, fn in extra:
-            stage(label)
-            fn(copy)
+        if in_place:
+            sim.step(on_part=stage)
+        else:
+            stage("copying the simulation")
+            copy = type(sim).restore(sim.snapshot())
+            for label in copy._step_parts():
+                stage(label)
+            stage("a second step")
+            copy.step()
+            for label, fn in extra:
+                stage(label)
+                fn(copy)
     report("ready", 1.0)
     return Prepared(total, watch.count, time.perf_counter() - t0)

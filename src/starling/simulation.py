@@ -399,11 +399,16 @@ class Simulation:
         system = next((s for s in self.systems if s.name == "environment"), None)
         return None if system is None else system.environment
 
-    def step(self, n: int = 1) -> None:
-        """Advance ``n`` fixed steps."""
+    def step(self, n: int = 1, on_part: Optional[Callable[[str], None]] = None) -> None:
+        """Advance ``n`` fixed steps; ``on_part(name)`` is told each part of a step as it starts
+        (a progress display while the first step compiles the kernels, see :mod:`starling.prepare`)."""
         for _ in range(int(n)):
             t0 = _time.perf_counter()
-            self._step_once()
+            if on_part is None:
+                self._step_once()
+            else:
+                for part in self._step_parts():
+                    on_part(part)
             if self._queued_sets:
                 queued, self._queued_sets = self._queued_sets, []
                 self.set(*queued)

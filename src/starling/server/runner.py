@@ -246,6 +246,7 @@ class SimulationRunner(ThreadedRunner):
         self.loading_progress: Optional[float] = None
         self._loading_beat: Optional[threading.Event] = None
         self._last_status_text: Optional[str] = None
+        self._status_lock = threading.Lock()  # the heartbeat never posts an older status after a newer one
         self._loader = loader or scenario_loader()
         self._names = scenario_names or _default_names
         self._init_thread()
@@ -580,9 +581,9 @@ class SimulationRunner(ThreadedRunner):
 
         def run() -> None:
             while not beat.wait(self.status_interval):
-                text = self._last_status_text
-                if text is not None:
-                    self._sink_call("post_status", text)
+                with self._status_lock:
+                    if self._last_status_text is not None:
+                        self._sink_call("post_status", self._last_status_text)
 
         threading.Thread(target=run, name="starling-loading", daemon=True).start()
 
@@ -811,9 +812,9 @@ class SimulationRunner(ThreadedRunner):
             "metrics_step": self._metrics_step,
             "metrics_time": self._metrics_time,
         }
-        text = P.dumps(status)
-        self._last_status_text = text
-        self._sink_call("post_status", text)
+        with self._status_lock:
+            self._last_status_text = P.dumps(status)
+            self._sink_call("post_status", self._last_status_text)
         self._last_status_wall = now
         self._status_dirty = False
 
