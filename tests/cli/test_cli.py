@@ -97,6 +97,21 @@ def test_validate_exit_codes(tmp_path):
     ] or len(lines) == 2
 
 
+def test_validate_warns_when_a_step_cannot_keep_real_time(tmp_path):
+    heavy = tmp_path / "heavy.toml"
+    heavy.write_text('dt = 0.02\n[[species]]\nname = "gnu"\ncount = 100000\n'
+                     '[[species.groups]]\nquery = { max_distance = 4.0, k = 8 }\n'
+                     '[[species.groups.behaviors]]\nkind = "cohesion"\n')
+    result = runner.invoke(app, ["validate", str(heavy)])
+    assert result.exit_code == 0 and "heavy.toml: valid (1 species, 100000 animals)" in " ".join(result.output.split())
+    warning = [line for line in result.output.splitlines() if "warning" in line]
+    assert len(warning) == 1 and "× its dt of 20.0 ms" in warning[0] and "(mostly gnu" in warning[0]
+    light = tmp_path / "light.toml"
+    light.write_text(heavy.read_text().replace("count = 100000", "count = 500"))
+    result = runner.invoke(app, ["validate", str(light)])
+    assert result.exit_code == 0 and "valid" in result.output and "warning" not in result.output
+
+
 def test_schema_and_scenarios_list():
     schema = runner.invoke(app, ["schema"])
     assert schema.exit_code == 0 and json.loads(schema.stdout)["title"] == "ScenarioConfig"

@@ -16,7 +16,7 @@ from ..config import (
     validate_scenario,
 )
 from ..config.io import parameter_value, toml_value
-from .common import PLUGIN_HELP, _config_fail, _load_plugins, app, out
+from .common import PLUGIN_HELP, _config_fail, _load_plugins, app, err, out
 
 
 @app.command()
@@ -65,6 +65,11 @@ def validate(file: str = typer.Argument(..., help="Scenario TOML file or built-i
         _config_fail(e)
     out.print(f"{label}: valid ({len(scenario.species)} species, "
               f"{sum(s.count for s in scenario.species)} animals)", highlight=False)
+    from ..config.cost import estimate_step_cost
+
+    warning = estimate_step_cost(scenario).warning()  # valid, but far too heavy to keep real time
+    if warning is not None:
+        err.print(f"{label}: {warning}", highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command()
