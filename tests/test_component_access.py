@@ -49,7 +49,7 @@ def test_a_system_reading_a_component_nobody_owns_fails_at_load_naming_both(prob
         starling.Simulation(validate_scenario(scene(reads="energy")))
     message = str(info.value)
     assert "system 'probe' reads component 'energy' of 'fish', which no system owns" in message
-    assert message.startswith("species.0:")
+    assert message.startswith("species.fish:")
 
 
 def test_a_component_of_the_scenario_or_the_ecology_satisfies_a_read(probe):

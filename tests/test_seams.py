@@ -101,11 +101,11 @@ def _flock(seed=1):
 
 
 @pytest.mark.parametrize("path,value,where", [
-    ("species.0.count", -1, "species.0.count"),
-    ("species.0.groups.0.behaviors.0.kind", "no_such_behaviour", "species.0.groups.0.behaviors.0.kind"),
+    ("species.0.count", -1, "species.bird.count"),
+    ("species.0.groups.0.behaviors.0.kind", "no_such_behaviour", "species.bird.groups.0.behaviors.0.kind"),
     ("species.0.groups.0.behaviors.0.weight_direction", "heavy", "weight_direction"),
-    ("species.0.groups.0.query.targets", ["nobody"], "species.0.groups.0.query.targets.0"),
-    ("species.0.mover.max_speed", -3.0, "species.0.mover"),
+    ("species.0.groups.0.query.targets", ["nobody"], "species.bird.groups.0.query.targets.0"),
+    ("species.0.mover.max_speed", -3.0, "species.bird.mover"),
 ])
 def test_a_failing_edit_changes_nothing_and_names_the_path(path, value, where):
     sim = _flock()

@@ -1,8 +1,9 @@
 """Config errors: one clear line per problem, naming the field (shared by every layer that validates)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence, Union
+from typing import Any, Iterable, Optional, Sequence, Union
 
 from pydantic import ValidationError
 
@@ -29,6 +30,36 @@ class ConfigError(ValueError):
         if len(self.problems) == 1:
             return head + str(self.problems[0])
         return head + f"{len(self.problems)} problems\n" + "\n".join(f"  {p}" for p in self.problems)
+
+
+_SPECIES_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")  # the rule of a species name (config.models)
+_SPECIES_INDEX = re.compile(r"^species\.(\d+)(?=\.|$)")
+
+
+def species_names(entries: Any) -> list[Optional[str]]:
+    """For each entry of a scenario's ``species`` list (raw dicts or models), the name that can
+    stand for its index in a config path, or None where the entry has no valid name or shares
+    it with another entry (the index is then the only unambiguous way to point at it)."""
+    if not isinstance(entries, (list, tuple)):
+        return []
+    raw = [(e.get("name") if isinstance(e, dict) else getattr(e, "name", None)) for e in entries]
+    valid = [n if isinstance(n, str) and _SPECIES_NAME.match(n) else None for n in raw]
+    return [n if n is not None and valid.count(n) == 1 else None for n in valid]
+
+
+def species_path(path: str, names: Sequence[Optional[str]]) -> str:
+    """``species.0.groups.1…`` → ``species.fish.groups.1…`` where species 0 is named ``fish``."""
+    m = _SPECIES_INDEX.match(path)
+    if m is None:
+        return path
+    i = int(m.group(1))
+    name = names[i] if i < len(names) else None
+    return path if name is None else f"species.{name}" + path[m.end():]
+
+
+def name_species(problems: Iterable[Problem], names: Sequence[Optional[str]]) -> list[Problem]:
+    """``problems`` with each species named by its name in their paths (see :func:`species_path`)."""
+    return [Problem(species_path(p.path, names), p.message) for p in problems]
 
 
 def _path(loc: Iterable[Union[str, int]], names: dict) -> str:

@@ -70,9 +70,9 @@ def test_run_accepts_overrides():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["run", "flock", "--set", "species.bird.count=-1"], "species.0.count: Input should be greater than or equal to 0"),
-    (["run", "flock", "--set", "species.0.groups.0.query.max_distance=-5"], "species.0.groups.0.query.max_distance: Input should be greater than 0"),
-    (["run", "flock", "--set", "species.0.behaviors.0.kind=teleport"], "species.0.behaviors.0.kind: unknown kind 'teleport'"),
+    (["run", "flock", "--set", "species.bird.count=-1"], "species.bird.count: Input should be greater than or equal to 0"),
+    (["run", "flock", "--set", "species.0.groups.0.query.max_distance=-5"], "species.bird.groups.0.query.max_distance: Input should be greater than 0"),
+    (["run", "flock", "--set", "species.0.behaviors.0.kind=teleport"], "species.bird.behaviors.0.kind: unknown kind 'teleport'"),
     (["run", "no-such-scenario"], "no scenario file or built-in named 'no-such-scenario'"),
     (["run", "flock", "--set", "oops"], "is not path=value"),
 ])
@@ -92,9 +92,24 @@ def test_validate_exit_codes(tmp_path):
     assert result.exit_code == 2
     lines = [l for l in result.output.splitlines() if l.strip().startswith("species")]
     assert lines == [
-        "species.0.count: Input should be a valid integer, unable to parse string as an integer",
-        "species.0.behaviors.0.kind: unknown kind 'nope'; expected one of 'align_up', 'follow_path', 'go_forward', 'homing', 'keep_height', 'multi_homing', 'wandering'",
+        "species.x.count: Input should be a valid integer, unable to parse string as an integer",
+        "species.x.behaviors.0.kind: unknown kind 'nope'; expected one of 'align_up', 'follow_path', 'go_forward', 'homing', 'keep_height', 'multi_homing', 'wandering'",
     ] or len(lines) == 2
+
+
+def test_validate_warns_when_a_step_cannot_keep_real_time(tmp_path):
+    heavy = tmp_path / "heavy.toml"
+    heavy.write_text('dt = 0.02\n[[species]]\nname = "gnu"\ncount = 100000\n'
+                     '[[species.groups]]\nquery = { max_distance = 4.0, k = 8 }\n'
+                     '[[species.groups.behaviors]]\nkind = "cohesion"\n')
+    result = runner.invoke(app, ["validate", str(heavy)])
+    assert result.exit_code == 0 and "heavy.toml: valid (1 species, 100000 animals)" in " ".join(result.output.split())
+    warning = [line for line in result.output.splitlines() if "warning" in line]
+    assert len(warning) == 1 and "× its dt of 20.0 ms" in warning[0] and "(mostly gnu" in warning[0]
+    light = tmp_path / "light.toml"
+    light.write_text(heavy.read_text().replace("count = 100000", "count = 500"))
+    result = runner.invoke(app, ["validate", str(light)])
+    assert result.exit_code == 0 and "valid" in result.output and "warning" not in result.output
 
 
 def test_schema_and_scenarios_list():

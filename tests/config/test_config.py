@@ -34,46 +34,46 @@ def test_every_builtin_scenario_is_valid():
 def test_a_wrong_type_names_the_field():
     data = json.loads(json.dumps(BASE))
     data["species"][0]["count"] = "many"
-    assert problems(data) == ["species.0.count: Input should be a valid integer, unable to parse string as an integer"]
+    assert problems(data) == ["species.bird.count: Input should be a valid integer, unable to parse string as an integer"]
 
 
 def test_a_negative_radius_names_the_field():
     data = json.loads(json.dumps(BASE))
     data["species"][0]["groups"][0]["query"]["max_distance"] = -1
-    assert problems(data) == ["species.0.groups.0.query.max_distance: Input should be greater than 0"]
+    assert problems(data) == ["species.bird.groups.0.query.max_distance: Input should be greater than 0"]
 
 
 def test_an_unknown_behaviour_names_the_field_and_the_known_ones():
     data = json.loads(json.dumps(BASE))
     data["species"][0]["behaviors"][0]["kind"] = "teleport"
     (line,) = problems(data)
-    assert line.startswith("species.0.behaviors.0.kind: unknown kind 'teleport'; expected one of")
+    assert line.startswith("species.bird.behaviors.0.kind: unknown kind 'teleport'; expected one of")
     assert "wandering" in line
 
 
 def test_a_behaviour_parameter_error_names_the_behaviour_and_parameter():
     data = json.loads(json.dumps(BASE))
     data["species"][0]["behaviors"][0]["min_speed"] = -2
-    assert problems(data) == ["species.0.behaviors.0.wandering.min_speed: Input should be greater than or equal to 0"]
+    assert problems(data) == ["species.bird.behaviors.0.wandering.min_speed: Input should be greater than or equal to 0"]
 
 
 def test_an_unknown_field_is_rejected_not_ignored():
     data = json.loads(json.dumps(BASE))
     data["species"][0]["behaviors"][0]["min_sped"] = 2
-    assert problems(data) == ["species.0.behaviors.0.wandering.min_sped: unknown field"]
+    assert problems(data) == ["species.bird.behaviors.0.wandering.min_sped: unknown field"]
 
 
 def test_a_neighbour_behaviour_in_the_simple_list_is_rejected():
     data = json.loads(json.dumps(BASE))
     data["species"][0]["behaviors"].append({"kind": "separation"})
     (line,) = problems(data)
-    assert line.startswith("species.0.behaviors.1.kind: unknown kind 'separation'")
+    assert line.startswith("species.bird.behaviors.1.kind: unknown kind 'separation'")
 
 
 def test_query_targets_must_be_species():
     data = json.loads(json.dumps(BASE))
     data["species"][0]["groups"][0]["query"]["targets"] = ["wolf"]
-    assert problems(data) == ["species.0.groups.0.query.targets.0: unknown species 'wolf'; known: bird"]
+    assert problems(data) == ["species.bird.groups.0.query.targets.0: unknown species 'wolf'; known: bird"]
 
 
 def test_all_problems_are_reported_at_once():
@@ -101,6 +101,20 @@ def test_overrides_address_list_items_by_name_or_index():
     s = validate_scenario(data)
     assert s.species[0].count == 250 and s.species[0].behaviors[0].max_speed == 9.5
     assert s.world.bounds_min == (-5, 0, -5) and s.name == "renamed"
+
+
+def test_a_species_is_named_by_index_only_where_its_name_cannot_stand_for_it():
+    data = json.loads(json.dumps(BASE))
+    data["species"].append(json.loads(json.dumps(BASE["species"][0])) | {"name": "9 lives", "count": -1})
+    data["species"][0]["count"] = -1
+    assert problems(data) == [
+        "species.bird.count: Input should be greater than or equal to 0",
+        "species.1.name: must start with a letter or '_' and contain only letters, digits, '_' or '-'",
+        "species.1.count: Input should be greater than or equal to 0",
+    ]
+    twins = json.loads(json.dumps(BASE))
+    twins["species"].append(json.loads(json.dumps(BASE["species"][0])))
+    assert problems(twins) == ["species.1.name: duplicate species name 'bird'"]
 
 
 def test_a_bad_override_is_one_clear_error():

@@ -40,8 +40,8 @@ def test_a_whole_number_written_as_a_float_is_accepted_for_an_integer():
               r"roost_radius, separation"),
     ("n=abc", r"n: expects a number \(it sets species.bird.count\), got 'abc'"),
     ("n=2.5", r"n: expects a whole number"),
-    ("n=-1", r"n: species.0.count: Input should be greater than or equal to 0"),
-    ("separation=0", r"separation: species.0.groups.0.behaviors.2.separation.max_distance"),
+    ("n=-1", r"n: species.bird.count: Input should be greater than or equal to 0"),
+    ("separation=0", r"separation: species.bird.groups.0.behaviors.2.separation.max_distance"),
 ])
 def test_a_wrong_name_or_value_is_reported_under_the_parameters_name(text, message):
     with pytest.raises(ConfigError, match=message):
@@ -57,7 +57,7 @@ def test_a_running_simulation_takes_parameters_and_names_them_when_wrong():
     sim.step(2)
     sim.set("n=250")
     assert sim.population("bird").n == 250
-    with pytest.raises(ConfigError, match=r"^n: species.0.count"):
+    with pytest.raises(ConfigError, match=r"^n: species.bird.count"):
         sim.set("n=-1")
     assert sim.population("bird").n == 250 and sim.scenario.species[0].count == 250
 

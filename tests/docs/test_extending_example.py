@@ -45,5 +45,5 @@ def test_the_new_behaviour_empties_the_zone(example, tmp_path):
 
 
 def test_a_typo_in_its_parameters_names_the_field(example):
-    with pytest.raises(ConfigError, match=r"species.0.behaviors.3.avoid_zone.radus: unknown field"):
+    with pytest.raises(ConfigError, match=r"species.bird.behaviors.3.avoid_zone.radus: unknown field"):
         load_scenario_config("flock", ['species.bird.behaviors.3={kind = "avoid_zone", radus = 15}'])

@@ -148,4 +148,4 @@ def test_a_negative_starvation_time_is_rejected_with_the_field_named(config_prob
 
     data = copy.deepcopy(STARVING)
     data["species"][0]["ecology"]["hunger"]["starve_after"] = -1.0
-    assert config_problems(data) == ["species.0.ecology.hunger.starve_after: Input should be greater than 0"]
+    assert config_problems(data) == ["species.fish.ecology.hunger.starve_after: Input should be greater than 0"]

@@ -110,12 +110,12 @@ def test_a_user_registered_action_runs_for_exactly_the_animals_entering_the_stat
 def test_actions_are_validated_as_a_union_of_the_registered_ones(config_problems, mark_action):
     data = scene([{"kind": "roar"}])
     (line,) = config_problems(data)
-    assert line.startswith("species.0.brain.states.1.on_enter.0.kind: unknown kind 'roar'")
+    assert line.startswith("species.fish.brain.states.1.on_enter.0.kind: unknown kind 'roar'")
     assert "'mark'" in line and "'sound'" in line and "'tag'" in line
     data = scene([{"kind": "sound", "loudness": -1.0}])
-    assert config_problems(data) == ["species.0.brain.states.1.on_enter.0.sound.loudness: "
+    assert config_problems(data) == ["species.fish.brain.states.1.on_enter.0.sound.loudness: "
                                      "Input should be greater than 0"]
-    assert config_problems(scene([{"kind": "tag"}])) == ["species.0.brain.states.1.on_enter.0.tag.tag: Field required"]
+    assert config_problems(scene([{"kind": "tag"}])) == ["species.fish.brain.states.1.on_enter.0.tag.tag: Field required"]
 
 
 def test_actions_round_trip_through_toml_and_appear_in_the_schema():

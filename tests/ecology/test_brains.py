@@ -129,10 +129,10 @@ def test_a_transition_to_an_unknown_state_is_rejected_with_the_field_named(confi
     data = copy.deepcopy(BRAIN_BASE)
     data["species"][0]["brain"]["transitions"][2]["to"] = "hunt"
     (line,) = config_problems(data)
-    assert line.startswith("species.0.brain.transitions.2.to: unknown state 'hunt'")
+    assert line.startswith("species.shark.brain.transitions.2.to: unknown state 'hunt'")
     data = copy.deepcopy(BRAIN_BASE)
     data["species"][0]["brain"]["transitions"][0]["from"] = ["chill", "sleeping"]
-    assert config_problems(data) == ["species.0.brain.transitions.0.from.1: unknown state 'sleeping'; "
+    assert config_problems(data) == ["species.shark.brain.transitions.0.from.1: unknown state 'sleeping'; "
                                      "states: chill, hunting, attacking"]
 
 
@@ -140,26 +140,26 @@ def test_a_condition_on_an_unknown_variable_is_rejected_with_the_field_named(con
     data = copy.deepcopy(BRAIN_BASE)
     data["species"][0]["brain"]["transitions"][1]["when"][0]["var"] = "hungry"
     (line,) = config_problems(data)
-    assert line.startswith("species.0.brain.transitions.1.when.0.var: unknown variable 'hungry'; known:")
+    assert line.startswith("species.shark.brain.transitions.1.when.0.var: unknown variable 'hungry'; known:")
     assert "hunger" in line and "energy" in line
 
 
 def test_malformed_conditions_and_overrides_name_the_field(config_problems):
     data = copy.deepcopy(BRAIN_BASE)
     data["species"][0]["brain"]["transitions"][1]["when"][0] = {"var": "energy", "op": ">"}
-    assert config_problems(data) == ["species.0.brain.transitions.1.when.0: a 'var' condition needs 'op' and 'value'"]
+    assert config_problems(data) == ["species.shark.brain.transitions.1.when.0: a 'var' condition needs 'op' and 'value'"]
     data = copy.deepcopy(BRAIN_BASE)
     data["species"][0]["brain"]["transitions"][0]["probability_per_second"] = 1.5
-    assert config_problems(data) == ["species.0.brain.transitions.0.probability_per_second: "
+    assert config_problems(data) == ["species.shark.brain.transitions.0.probability_per_second: "
                                      "Input should be less than or equal to 1"]
     data = copy.deepcopy(BRAIN_BASE)
     data["species"][0]["brain"]["states"][1]["weights"] = {"wanderin": 0.5}
     (line,) = config_problems(data)
-    assert line.startswith("species.0.brain.states.1.weights.wanderin: unknown behaviour 'wanderin'")
+    assert line.startswith("species.shark.brain.states.1.weights.wanderin: unknown behaviour 'wanderin'")
     data = copy.deepcopy(BRAIN_BASE)
     data["species"][0]["brain"]["transitions"][1]["when"][0] = {"event": "ate_lunch"}
     (line,) = config_problems(data)
-    assert line.startswith("species.0.brain.transitions.1.when.0.event: Input should be")
+    assert line.startswith("species.shark.brain.transitions.1.when.0.event: Input should be")
 
 
 def test_a_brain_round_trips_through_toml():

@@ -170,4 +170,4 @@ def test_grazing_needs_an_environment(config_problems):
     data = {**MEADOW}
     data.pop("environment")
     data["species"] = [{**MEADOW["species"][0], "ray_groups": []}]
-    assert config_problems(data) == ["species.0.ecology.graze: grazing needs an [environment] with shapes on a grass layer"]
+    assert config_problems(data) == ["species.sheep.ecology.graze: grazing needs an [environment] with shapes on a grass layer"]

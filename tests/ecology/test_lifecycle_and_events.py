@@ -139,7 +139,7 @@ def test_events_are_validated_with_the_field_named(config_problems):
     (line,) = config_problems(with_event({"at": 1, "kind": "set", "path": "species.a.groups.own.behaviors.cohesion"
                                                                            ".weight_direction", "value": 3}))
     assert line.startswith("events.0.value: species.a.groups.own.behaviors.cohesion.weight_direction = 3: "
-                           "species.0.groups.0.behaviors.0.cohesion.weight_direction: Input should be less than")
+                           "species.a.groups.0.behaviors.0.cohesion.weight_direction: Input should be less than")
 
 
 def test_negative_lifetimes_are_rejected_with_the_field_named(config_problems):
@@ -150,7 +150,7 @@ def test_negative_lifetimes_are_rejected_with_the_field_named(config_problems):
     assert config_problems(data) == ["ecology.apples.lifetime: Input should be greater than 0"]
     data = copy.deepcopy(MIXED)
     data["species"][0]["ecology"] = {"carcass": {"lifetime": 0}}
-    assert config_problems(data) == ["species.0.ecology.carcass.lifetime: Input should be greater than 0"]
+    assert config_problems(data) == ["species.a.ecology.carcass.lifetime: Input should be greater than 0"]
 
 
 VARIED = {
@@ -193,19 +193,19 @@ def test_parameters_drawn_per_animal_stay_with_the_animal(build):
 def test_distributions_are_validated(config_problems):
     data = copy.deepcopy(VARIED)
     data["species"][0]["ecology"]["energy"]["drain"] = {"uniform": [0.3, 0.1]}
-    assert config_problems(data) == ["species.0.ecology.energy.drain: uniform must be [low, high] with low <= high"]
+    assert config_problems(data) == ["species.fish.ecology.energy.drain: uniform must be [low, high] with low <= high"]
     data["species"][0]["ecology"]["energy"]["drain"] = {"normal": [0.1, 0.1]}
-    assert config_problems(data) == ["species.0.ecology.energy.drain: every draw must be >= 0; "
+    assert config_problems(data) == ["species.fish.ecology.energy.drain: every draw must be >= 0; "
                                      "raise the low end or set 'min'"]
     data["species"][0]["ecology"]["energy"]["drain"] = {"normal": [0.1, 0.1], "min": 0.0}
     assert not _problems_or_none(data)
     data["species"][0]["ecology"]["energy"]["drain"] = "fast"
     (line,) = config_problems(data)
-    assert line.startswith("species.0.ecology.energy.drain: Input should be a number or a distribution")
+    assert line.startswith("species.fish.ecology.energy.drain: Input should be a number or a distribution")
     data = copy.deepcopy(VARIED)
     data["species"][0]["variation"]["weights"] = {"sprint": {"uniform": [0.5, 1.0]}}
     (line,) = config_problems(data)
-    assert line.startswith("species.0.variation.weights.sprint: unknown behaviour 'sprint'")
+    assert line.startswith("species.fish.variation.weights.sprint: unknown behaviour 'sprint'")
 
 
 def _problems_or_none(data):
@@ -224,14 +224,14 @@ def test_food_and_population_names_are_checked(config_problems):
     data["species"][1]["groups"][0]["behaviors"].append({"kind": "chase_food"})
     data["species"][1]["ecology"] = {}
     assert config_problems(data) == [
-        "species.0.ecology.eating.food.0: 'b' is not food: give species 'b' an [ecology.food] table",
-        "species.0.ecology.eating.food.1: unknown population 'pizza'; known: a, apple, b, carcass, player, sound",
-        "species.0.ecology.eating.prey.0: unknown species 'c'; known: a, b",
-        "species.1.groups.0.query.targets.0: chase_food needs food: 'b' has no food (give it an [ecology.food] table)",
+        "species.a.ecology.eating.food.0: 'b' is not food: give species 'b' an [ecology.food] table",
+        "species.a.ecology.eating.food.1: unknown population 'pizza'; known: a, apple, b, carcass, player, sound",
+        "species.a.ecology.eating.prey.0: unknown species 'c'; known: a, b",
+        "species.b.groups.0.query.targets.0: chase_food needs food: 'b' has no food (give it an [ecology.food] table)",
     ]
     data = copy.deepcopy(MIXED)
     data["species"][1]["name"] = "sound"
     data["species"][0]["groups"][1]["query"]["targets"] = ["a", "sound"]
     data["species"][0]["groups"][2]["query"]["targets"] = ["sound"]
     data["species"][1]["groups"][0]["query"]["targets"] = ["sound"]
-    assert config_problems(data) == ["species.1.name: 'sound' is a population the ecology creates; choose another name"]
+    assert config_problems(data) == ["species.sound.name: 'sound' is a population the ecology creates; choose another name"]

@@ -60,7 +60,7 @@ def test_a_ray_query_layer_unknown_to_the_scene_is_named_with_its_path(tmp_path)
                          '[[species.ray_groups.behaviors]]\nkind = "environment_avoidance"\n')
     result = runner.invoke(app, ["validate", scene_file(tmp_path, env, species)])
     assert result.exit_code == 2
-    assert "species.0.ray_groups.0.query.layers.1: unknown layer 'weeds'" in result.output
+    assert "species.fish.ray_groups.0.query.layers.1: unknown layer 'weeds'" in result.output
     assert "reeds" in result.output  # the declared layer is known (and listed)
 
 

@@ -147,7 +147,7 @@ def test_animals_start_in_valid_places_whatever_their_spawn_region():
 def test_a_spawn_region_without_room_for_the_medium_is_one_clear_error():
     data = one_species(POND, count=5, spawn={"shape": "box", "center": [25, 3, 25], "size": [2, 1, 2]},
                        body={"medium": "water"})
-    with pytest.raises(ConfigError, match=r"species\.0\.spawn: cannot place 5 of 5 'a' validly"):
+    with pytest.raises(ConfigError, match=r"species.a\.spawn: cannot place 5 of 5 'a' validly"):
         starling.Simulation(validate_scenario(data))
 
 
@@ -179,15 +179,15 @@ def test_ray_groups_cast_from_the_step_start_state_and_hand_hits_to_their_behavi
 
 
 @pytest.mark.parametrize("species, path, message", [
-    ({"ray_groups": [{"query": {"layers": ["terrain", "lava"]}}]}, "species.0.ray_groups.0.query.layers.1",
+    ({"ray_groups": [{"query": {"layers": ["terrain", "lava"]}}]}, "species.a.ray_groups.0.query.layers.1",
      "unknown layer 'lava'"),
-    ({"ray_groups": [{"query": {"max_distance": 2, "cone": 3}}]}, "species.0.ray_groups.0.query.cone",
+    ({"ray_groups": [{"query": {"max_distance": 2, "cone": 3}}]}, "species.a.ray_groups.0.query.cone",
      "unknown field"),
     ({"ray_groups": [{"behaviors": [{"kind": "avoid_ground", "weight_direction": 2}]}]},
-     "species.0.ray_groups.0.behaviors.0.avoid_ground.weight_direction", "less than or equal to 1"),
-    ({"ray_behaviors": []}, "species.0.ray_behaviors", "unknown field"),
-    ({"body": {"collide_with": ["rock"]}}, "species.0.body.collide_with.0", "unknown layer 'rock'"),
-    ({"mover": {"kind": "ground", "ground_layers": ["mud"]}}, "species.0.mover.ground_layers.0",
+     "species.a.ray_groups.0.behaviors.0.avoid_ground.weight_direction", "less than or equal to 1"),
+    ({"ray_behaviors": []}, "species.a.ray_behaviors", "unknown field"),
+    ({"body": {"collide_with": ["rock"]}}, "species.a.body.collide_with.0", "unknown layer 'rock'"),
+    ({"mover": {"kind": "ground", "ground_layers": ["mud"]}}, "species.a.mover.ground_layers.0",
      "unknown layer 'mud'"),
 ])
 def test_bad_ray_groups_and_bodies_name_the_field(species, path, message):
@@ -197,9 +197,9 @@ def test_bad_ray_groups_and_bodies_name_the_field(species, path, message):
 
 
 @pytest.mark.parametrize("species, path", [
-    ({"ray_groups": [{"behaviors": [{"kind": "avoid_ground"}]}]}, "species.0.ray_groups.0"),
-    ({"mover": {"kind": "ground"}}, "species.0.mover"),
-    ({"body": {"radius": 0.4}}, "species.0.body"),
+    ({"ray_groups": [{"behaviors": [{"kind": "avoid_ground"}]}]}, "species.a.ray_groups.0"),
+    ({"mover": {"kind": "ground"}}, "species.a.mover"),
+    ({"body": {"radius": 0.4}}, "species.a.body"),
 ])
 def test_what_needs_the_environment_says_so_without_one(species, path):
     data = one_species(None, **species)

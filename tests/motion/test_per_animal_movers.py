@@ -117,4 +117,4 @@ def test_mover_draws_are_checked_against_the_field():
     with pytest.raises(starling.config.ConfigError) as err:
         validate_scenario(data)
     assert [str(p) for p in err.value.problems] == [
-        "species.0.mover.free.max_speed: every draw must be > 0; raise the low end or set 'min'"]
+        "species.bird.mover.free.max_speed: every draw must be > 0; raise the low end or set 'min'"]

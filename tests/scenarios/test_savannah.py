@@ -130,14 +130,14 @@ def test_a_pride_names_unknown_states_and_missing_components():
     with pytest.raises(ConfigError) as err:
         Simulation(scenario, record_debug=False)
     text = str(err.value)
-    assert "species.1.pack.attacking_state: unknown state 'chasing'" in text
-    assert "species.1.components: a pride declares its components: add power = -1.0" in text
+    assert "species.lion.pack.attacking_state: unknown state 'chasing'" in text
+    assert "species.lion.components: a pride declares its components: add power = -1.0" in text
 
 
 def test_a_pride_hunts_a_species_that_exists():
     data, label = _data()
     data["species"][1]["pack"]["prey"] = "gnu"
-    with pytest.raises(ConfigError, match="species.1.pack.prey: unknown species 'gnu'"):
+    with pytest.raises(ConfigError, match="species.lion.pack.prey: unknown species 'gnu'"):
         Simulation(validate_scenario(data, label), record_debug=False)
 
 

@@ -58,7 +58,7 @@ def test_a_bad_config_is_422_with_every_problem_and_changes_nothing(api):
     answer = client.put("/api/config", json=config)
     assert answer.status_code == 422
     paths = {e["path"] for e in answer.json()["errors"]}
-    assert {"species.0.count", "dt"} <= paths and any(p.startswith("species.0.mover") for p in paths)
+    assert {"species.bird.count", "dt"} <= paths and any(p.startswith("species.bird.mover") for p in paths)
     assert runner.call(lambda r: r.sim.population("bird").n) == 200
     assert client.put("/api/config", json=[1, 2]).status_code == 422
     bad_json = client.put("/api/config", content=b"{not json", headers={"content-type": "application/json"})

@@ -226,3 +226,71 @@ def test_restart_starts_over_with_the_edits_and_reset_without_them(runner_factor
     wait_for(lambda: len(acks()) == 2, what="the reset's ack")
     assert acks()[1]["result"] == {"keep_edits": False} and not sink.errors()
     assert _max_speed(runner) == shipped  # the scenario as shipped
+
+def test_the_status_says_how_far_loading_has_got_and_keeps_coming_while_it_loads():
+    stages: list[tuple[str, float]] = []
+    build = scenario_loader(("species.bird.count=200",), "flock")
+
+    def slow_loader(name, seed):  # a long stage: the heartbeat must keep the status coming
+        time.sleep(0.8)
+        return build(name, seed)
+
+    runner = SimulationRunner("flock", loader=slow_loader, seed=1, status_hz=20.0,
+                              on_loading=lambda stage, fraction: stages.append((stage, fraction)))
+    sink = RecordingSink()
+    runner.start(sink)
+    try:
+        wait_for(lambda: runner.sim is not None and sink.frames, timeout=120, what="the first frame")
+        loading = [s for s in sink.status if s["loading"]]
+        building = [s for s in loading if s["loading_stage"] == "building flock"]
+        assert len(building) >= 5, "the status keeps being posted while one stage lasts"
+        assert all(s["loading_progress"] == 0.0 for s in building)
+        shown = [s["loading_stage"] for s in loading]
+        for part in ("copying the simulation", "bird steering", "bird movement", "encoding frames"):
+            assert any(part in stage for stage in shown), (part, shown)
+        progress = [s["loading_progress"] for s in loading]
+        assert progress == sorted(progress) and progress[0] == 0.0 and progress[-1] == 1.0
+        assert stages[-1] == ("ready", 1.0) and [f for _, f in stages] == sorted(f for _, f in stages)
+        assert stages[-2][0].endswith("(8/8)")  # building, then 8 stages: copy, 4 step parts, a step, 2 extras
+        done = sink.status[-1]
+        assert not done["loading"] and done["loading_stage"] is None and done["loading_progress"] is None
+        assert runner.sim.step_count >= 0 and runner.sim.population("bird").n == 200
+    finally:
+        runner.stop()
+
+
+def test_the_realtime_factor_is_one_when_keeping_up_and_none_when_paused_or_fast(runner_factory):
+    runner, sink = runner_factory(status_hz=10.0)
+    wait_for(lambda: sink.status[-1]["realtime_factor"] is not None, what="a realtime factor")
+    time.sleep(1.0)
+    status = sink.status[-1]
+    assert status["realtime_factor"] == pytest.approx(1.0, abs=0.1) and status["behind"] is False
+    runner.submit(None, P.Pause(type="pause"))
+    wait_for(lambda: sink.status[-1]["paused"], what="a paused status")
+    assert sink.status[-1]["realtime_factor"] is None and sink.status[-1]["behind"] is False
+    runner.submit(None, P.Resume(type="resume"))
+    runner.submit(None, P.Mode(type="mode", mode="fast"))
+    time.sleep(1.0)
+    assert sink.status[-1]["mode"] == "fast" and sink.status[-1]["realtime_factor"] is None
+
+
+def test_a_simulation_that_cannot_keep_real_time_says_so_with_its_speed(runner_factory):
+    runner, sink = runner_factory(status_hz=10.0)
+    sim = runner.sim
+    real_step = sim.step
+
+    def slow(n: int = 1) -> None:  # each step takes three times its dt of wall time
+        for _ in range(n):
+            time.sleep(3.0 * sim.dt)
+            real_step()
+
+    sim.step = slow
+    wait_for(lambda: sink.status[-1]["behind"], timeout=10, what="a status saying it is behind")
+    status = sink.status[-1]
+    assert status["realtime_factor"] == pytest.approx(1 / 3, abs=0.08)
+    slowed = [s for s in sink.status if s["realtime_factor"] is not None and s["realtime_factor"] < 0.5]
+    assert not slowed[0]["behind"], "behind only after two seconds below 0.9"
+    runner.submit(None, P.Speed(type="speed", multiplier=0.25))  # a quarter speed it can keep
+    wait_for(lambda: not sink.status[-1]["behind"] and sink.status[-1]["realtime_factor"] is not None
+             and sink.status[-1]["realtime_factor"] > 0.9, timeout=10, what="keeping up at a quarter speed")
+    sim.step = real_step

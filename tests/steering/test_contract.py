@@ -87,7 +87,7 @@ def test_a_read_hidden_in_a_helper_is_reported_at_the_first_step_with_the_path()
         sim.reconfigure(data)
         sim.step()
     text = str(err.value)
-    assert "species.0.behaviors." in text and "'energy'" in text and "does not declare" in text
+    assert "species.bird.behaviors." in text and "'energy'" in text and "does not declare" in text
 
 
 class _NeedsParams(BehaviorParams):
@@ -128,7 +128,7 @@ def test_a_species_without_a_declared_component_is_refused_with_the_path():
     with pytest.raises(ConfigError) as err:
         starling.Simulation(starling.validate_scenario(data))
     text = str(err.value)
-    assert f"species.0.behaviors.{len(data['species'][0]['behaviors']) - 1}" in text and "'stamina'" in text
+    assert f"species.bird.behaviors.{len(data['species'][0]['behaviors']) - 1}" in text and "'stamina'" in text
 
 
 class _LoudParams(NeighborBehaviorParams):
@@ -148,4 +148,4 @@ def test_a_target_without_a_declared_component_is_refused_with_the_path():
     with pytest.raises(ConfigError) as err:
         starling.Simulation(starling.validate_scenario(data))
     text = str(err.value)
-    assert f"species.0.groups.0.behaviors.{b}" in text and "'loudness'" in text and "'bird'" in text
+    assert f"species.bird.groups.0.behaviors.{b}" in text and "'loudness'" in text and "'bird'" in text

@@ -61,14 +61,14 @@ def test_a_registered_merger_runs_a_scenario_with_its_own_parameters(slowest):
 def test_a_merger_parameter_is_validated_with_its_path(slowest):
     with pytest.raises(ConfigError) as err:
         starling.load_scenario("flock", seed=3, overrides=['species.bird.merger={kind = "test_slowest", factr = 1.0}'])
-    assert "species.0.merger" in str(err.value) and "factr" in str(err.value)
+    assert "species.bird.merger" in str(err.value) and "factr" in str(err.value)
 
 
 def test_an_unknown_merger_names_the_registered_ones():
     with pytest.raises(ConfigError) as err:
         starling.load_scenario("flock", seed=3, overrides=['species.bird.merger={kind = "loudest"}'])
     text = str(err.value)
-    assert "species.0.merger" in text and "loudest" in text and "priority_desire" in text
+    assert "species.bird.merger" in text and "loudest" in text and "priority_desire" in text
 
 
 def test_a_merger_is_declared_with_a_fixed_kind_and_known_result_types():

@@ -111,9 +111,9 @@ def test_configuration_errors_name_the_field():
         validate_scenario(data)
     problems = [str(p) for p in err.value.problems]
     assert len(problems) == 2, problems
-    assert any(p.startswith("species.0.groups.0.behaviors.0.cohesion.weight_direction: every draw must be <= 1")
+    assert any(p.startswith("species.bird.groups.0.behaviors.0.cohesion.weight_direction: every draw must be <= 1")
                for p in problems), problems
-    assert any(p.startswith("species.0.groups.0.query.max_distance: a query is shared") for p in problems), problems
+    assert any(p.startswith("species.bird.groups.0.query.max_distance: a query is shared") for p in problems), problems
 
 
 # ---------------------------------------------------------------------------- draws in a run

@@ -83,9 +83,9 @@ def test_a_scenario_starts_its_animals_apart_and_heading_together():
 
 
 def test_bad_spawn_options_name_the_field():
-    with pytest.raises(ConfigError, match=r"species.0.spawn.direction: .*non-zero"):
+    with pytest.raises(ConfigError, match=r"species.bird.spawn.direction: .*non-zero"):
         load_scenario_config("flock", ["species.bird.spawn.direction=[0, 0, 0]"])
-    with pytest.raises(ConfigError, match=r"species.0.spawn.min_spacing"):
+    with pytest.raises(ConfigError, match=r"species.bird.spawn.min_spacing"):
         load_scenario_config("flock", ["species.bird.spawn.min_spacing=-1"])
-    with pytest.raises(ConfigError, match=r"species.0.spawn.direction_spread_deg"):
+    with pytest.raises(ConfigError, match=r"species.bird.spawn.direction_spread_deg"):
         load_scenario_config("flock", ["species.bird.spawn.direction_spread_deg=200"])

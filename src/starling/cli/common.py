@@ -6,6 +6,7 @@ one clear message and exit status 2, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 from typing import List
 
@@ -106,3 +107,53 @@ def _float_list(text: str, name: str) -> list[float]:
     if not values or min(values) <= 0:
         _fail(f"{name}: expected positive numbers, got {text!r}")
     return values
+
+
+class LoadingDisplay:
+    """The loading stages of a scenario (``on_progress(stage, fraction)`` of :mod:`starling.prepare`)
+    on stderr: a progress bar on a terminal, one plain line per stage otherwise.
+
+    Nothing is shown until ``delay`` seconds after the first stage (``starling run`` waits a
+    second, so a scenario whose kernels are cached loads silently); "ready" closes the bar.
+    A new load after "ready" (the app switching scenes) starts a new bar.
+    """
+
+    def __init__(self, console: Console = err, delay: float = 0.0) -> None:
+        self.console = console
+        self.delay = delay
+        self._t0: float | None = None
+        self._progress = None
+        self._task = None
+        self._last_line = ""
+
+    def __call__(self, stage: str, fraction: float) -> None:
+        import time
+
+        now = time.perf_counter()
+        if self._t0 is None:
+            self._t0 = now
+        if stage == "ready":
+            if self._progress is not None:
+                self._progress.update(self._task, completed=1.0, description="ready")
+                self._progress.stop()
+            elif not self.console.is_terminal and self._last_line:
+                self.console.print("loading: ready", highlight=False, markup=False)
+            self._t0, self._progress, self._task, self._last_line = None, None, None, ""
+            return
+        if now - self._t0 < self.delay:
+            return
+        if self.console.is_terminal:
+            if self._progress is None:
+                from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+                self._progress = Progress(TextColumn("loading"), BarColumn(), TaskProgressColumn(),
+                                          TimeElapsedColumn(), TextColumn("{task.description}", markup=False),
+                                          console=self.console, transient=True)
+                self._progress.start()
+                self._task = self._progress.add_task(stage, total=1.0)
+            self._progress.update(self._task, completed=fraction, description=stage)
+            return
+        line = re.sub(r" — [^(]*(?= \(\d+/\d+\)$)", "", stage)  # one line per stage, not one per kernel
+        if line != self._last_line:
+            self.console.print(f"loading: {line}", highlight=False, markup=False)
+            self._last_line = line

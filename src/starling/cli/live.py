@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from ..config import ConfigError, scenario_names, validate_scenario
-from .common import PLUGIN_HELP, _config_fail, _fail, _load_plugins, app, err
+from .common import PLUGIN_HELP, LoadingDisplay, _config_fail, _fail, _load_plugins, app, err
 
 DEFAULT_SCENE_ORDER = ("meadow", "lagoon", "pasture", "pond", "flock")
 
@@ -54,7 +54,7 @@ def serve(
         recorder = _session_recorder(record_to, every, precision)
     try:
         run_server(name, host=host, port=port, open_browser=not no_browser, realtime=realtime, overrides=set_,
-                   recorder=recorder, workspace=workspace)
+                   recorder=recorder, workspace=workspace, on_loading=LoadingDisplay(err))
     except OSError as e:
         _fail(f"cannot listen on {host}:{port}: {e.strerror or e}")
 

@@ -21,6 +21,7 @@ from rich.table import Table
 from ..config import ConfigError
 from .common import (
     PLUGIN_HELP,
+    LoadingDisplay,
     _config_fail,
     _fail,
     _load_plugins,
@@ -131,24 +132,36 @@ def run(
     interrupted = False
     done = 0
     try:
-        with _stop_between_steps() as stop, Progress(
-                TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=as_json,
-                disable=not err.is_terminal and as_json) as progress:
-            task = progress.add_task(sim.scenario.name, total=total)
-            for i in range(total):
-                if stop.requested:
-                    break
-                sim.step()
-                done += 1
+        with _stop_between_steps() as stop:
+            # the first step compiles the kernels a cold cache lacks: when that takes over a second
+            # its parts are shown as they go (one live display at a time: before the run's bar)
+            first = 0
+            if total:
+                from ..prepare import prepare
+
+                prepare(sim, on_progress=LoadingDisplay(err, delay=1.0), in_place=True)
+                first = done = 1
                 step_ms.append(sim.last_step_ms)
-                if samples is not None and i >= total - average:
+                if samples is not None and total - average <= 0:
                     metrics = sim.metrics()
                     for name in samples:
                         samples[name].append(_order(metrics[name]))
-                progress.advance(task)
-                if sim.outcome is not None:  # the scenario's [[stop]] decided the run
-                    break
+            with Progress(
+                    TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                    TimeElapsedColumn(), TimeRemainingColumn(), console=err, transient=as_json,
+                    disable=not err.is_terminal and as_json) as progress:
+                task = progress.add_task(sim.scenario.name, total=total, completed=first)
+                for i in range(first, total):
+                    if stop.requested or sim.outcome is not None:  # [[stop]] may decide at the first step
+                        break
+                    sim.step()
+                    done += 1
+                    step_ms.append(sim.last_step_ms)
+                    if samples is not None and i >= total - average:
+                        metrics = sim.metrics()
+                        for name in samples:
+                            samples[name].append(_order(metrics[name]))
+                    progress.advance(task)
             interrupted = stop.requested
     except KeyboardInterrupt:  # a second Ctrl-C: mid-step, so the recording keeps its last whole block
         interrupted = True

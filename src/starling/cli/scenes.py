@@ -16,7 +16,7 @@ from ..config import (
     validate_scenario,
 )
 from ..config.io import parameter_value, toml_value
-from .common import PLUGIN_HELP, _config_fail, _load_plugins, app, out
+from .common import PLUGIN_HELP, _config_fail, _load_plugins, app, err, out
 
 
 @app.command()
@@ -38,7 +38,7 @@ def scenarios(name: Optional[str] = typer.Argument(None, help="A scenario (built
         _config_fail(e)
     out.print(f"{scenario.name}: {scenario.description}", highlight=False, markup=False)
     if not scenario.parameters:
-        out.print("no named parameters; set any field by its path (--set species.0.count=500)", markup=False)
+        out.print("no named parameters; set any field by its path (--set species.NAME.count=500)", markup=False)
         return
     dumped = scenario.model_dump(mode="json", exclude_none=True)
     table = Table(box=None)
@@ -65,6 +65,11 @@ def validate(file: str = typer.Argument(..., help="Scenario TOML file or built-i
         _config_fail(e)
     out.print(f"{label}: valid ({len(scenario.species)} species, "
               f"{sum(s.count for s in scenario.species)} animals)", highlight=False)
+    from ..config.cost import estimate_step_cost
+
+    warning = estimate_step_cost(scenario).warning()  # valid, but far too heavy to keep real time
+    if warning is not None:
+        err.print(f"{label}: {warning}", highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command()

@@ -11,7 +11,7 @@ import tomli_w
 from pydantic import BaseModel, ValidationError
 
 from ..steering import registry
-from ..errors import ConfigError, Problem, problems_from_validation
+from ..errors import ConfigError, Problem, name_species, problems_from_validation, species_names
 from .models import scenario_model
 
 BUILTIN_PACKAGE = "starling.scenarios"
@@ -75,16 +75,19 @@ def validate_scenario(data: dict, source: str = "", base_dir: Union[str, Path, N
 
     ``base_dir`` is where relative file paths (meshes, height maps) live; by default the
     folder of ``source`` when it names a file or a built-in scenario.
+    Problem paths name a species by its name (``species.fish.count``) where it has a valid,
+    unique one, by its index otherwise.
     """
     Scenario = scenario_model()
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(problems_from_validation(err), source) from None
+        names = species_names(data.get("species") if isinstance(data, dict) else None)
+        raise ConfigError(name_species(problems_from_validation(err), names), source) from None
     scenario.with_base_dir(base_dir if base_dir is not None else scenario_base_dir(source))
     problems = cross_check(scenario)
     if problems:
-        raise ConfigError(problems, source)
+        raise ConfigError(name_species(problems, species_names(scenario.species)), source)
     return scenario
 
 
@@ -128,7 +131,7 @@ def cross_check(scenario) -> list[Problem]:
                     if comp not in declared:
                         problems.append(Problem(
                             f"species.{i}.{where}.{b}",
-                            f"behaviour {params.kind!r} needs component {comp!r}; declare it in species.{i}.components",
+                            f"behaviour {params.kind!r} needs component {comp!r}; declare it in species.{sp.name}.components",
                         ))
     for sec in registry.sections():  # rules a section spans (the ecology's states, foods, events, …)
         check = getattr(sec.model, "cross_check", None)
@@ -262,7 +265,7 @@ def apply_override(data: dict, text: str) -> Optional[tuple[str, list[str]]]:
             declared = sorted((data.get("parameters") or {}) if isinstance(data, dict) else ())
             known = f"this scenario's parameters: {', '.join(declared)}" if declared else "this scenario declares no parameters"
             raise ConfigError([Problem(keys[0], f"unknown parameter or scenario field ({known}; "
-                                                "or give a config path such as species.0.count)")])
+                                                "or give a config path such as species.NAME.count)")])
     _set_path(data, keys, value)
     return None
 
@@ -294,7 +297,8 @@ def _number(v) -> bool:
 
 
 def _set_parameter(data: dict, name: str, path: str, value, raw: str) -> str:
-    """Set one bound path of parameter ``name``; returns the path with list items as indices."""
+    """Set one bound path of parameter ``name``; returns the path with list items as indices
+    (species by name where they have a valid, unique one: the form of validation problems)."""
     keys = [k for k in path.split(".") if k]
     node: Any = data
     canonical = []
@@ -303,7 +307,9 @@ def _set_parameter(data: dict, name: str, path: str, value, raw: str) -> str:
         for depth, key in enumerate(keys):
             if isinstance(node, list):
                 i = _list_index(node, key, keys[: depth + 1])
-                canonical.append(str(i))
+                # the species by name, as validation problems name it (see validate_scenario)
+                named = species_names(node)[i] if canonical == ["species"] else None
+                canonical.append(named or str(i))
                 node = node[i]
             elif depth == len(keys) - 1 and isinstance(node, dict) and key not in node:
                 canonical.append(key)  # a field left at its default: validation judges the value
@@ -346,7 +352,8 @@ def parameter_value(data: dict, path: str):
 
 
 def _within(problem_path: str, path: str) -> bool:
-    """Whether a validation problem's path lies at or under ``path`` (index form). Pydantic
+    """Whether a validation problem's path lies at or under ``path`` (the form
+    :func:`_set_parameter` returns). Pydantic
     puts the tag of a tagged union into its paths (``behaviors.2.separation.max_distance``),
     so ``path``'s segments must appear in order with at most one segment between two."""
     got, want = problem_path.split("."), path.split(".")

@@ -195,6 +195,7 @@ def create_app(
     scenario_names: Optional[Names] = None,
     recorder: Optional[Callable[[Any, str], Any]] = None,
     workspace: Optional[Path] = None,
+    on_loading: Optional[Callable[[str, float], None]] = None,
 ) -> FastAPI:
     """Build the app. The simulation thread starts with the app's lifespan and stops with it.
 
@@ -203,12 +204,13 @@ def create_app(
 
     ``overrides`` are config overrides for ``scenario`` (``"species.bird.count=100000"``);
     ``allowed_origins`` adds trusted page origins (e.g. the Vite dev server);
-    ``loader``/``scenario_names`` default to the public ``starling`` API.
+    ``loader``/``scenario_names`` default to the public ``starling`` API;
+    ``on_loading(stage, fraction)`` follows each scenario's loading (the terminal's progress bar).
     """
     runner = SimulationRunner(
         scenario, realtime=realtime, seed=seed, max_fps=max_fps,
         loader=loader or scenario_loader(tuple(overrides), scenario), scenario_names=scenario_names,
-        recorder=recorder,
+        recorder=recorder, on_loading=on_loading,
     )
     return _app_for(runner, static_dir, allowed_origins,
                     workspace=Path(workspace) if workspace is not None else Path("starling-workspace"))
@@ -376,13 +378,15 @@ def serve(
     overrides: Iterable[str] = (),
     recorder: Optional[Callable[[Any, str], Any]] = None,
     workspace: Optional[Path] = None,
+    on_loading: Optional[Callable[[str, float], None]] = None,
 ) -> None:
     """Run the viewer server until Ctrl+C: prints the address, optionally opens a browser.
 
     Binds to localhost by default because the control channel can change the
     simulation; ``host="0.0.0.0"`` exposes it to the network on purpose only.
     """
-    app = create_app(scenario, realtime=realtime, overrides=overrides, recorder=recorder, workspace=workspace)
+    app = create_app(scenario, realtime=realtime, overrides=overrides, recorder=recorder, workspace=workspace,
+                     on_loading=on_loading)
     _run_until_stopped(app, host, port, open_browser, f"serving '{scenario}'")
 
 

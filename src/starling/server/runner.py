@@ -22,6 +22,7 @@ import concurrent.futures
 import functools
 import logging
 import math
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -33,6 +34,11 @@ from . import protocol as P
 from .threaded import ThreadedRunner
 from .. import frames as F
 from ..config import ConfigError, Problem
+from ..prepare import can_prepare, prepare
+
+#: a realtime run is "behind" when its realtime factor stays under this for BEHIND_AFTER_S
+BEHIND_BELOW = 0.9
+BEHIND_AFTER_S = 2.0
 
 log = logging.getLogger("starling.server")
 
@@ -214,8 +220,15 @@ class SimulationRunner(ThreadedRunner):
         loader: Optional[Loader] = None,
         scenario_names: Optional[Names] = None,
         recorder: Optional[Callable[[Any, str], Any]] = None,
+        on_loading: Optional[Callable[[str, float], None]] = None,
+        prepare_kernels: bool = True,
     ) -> None:
         self.scenario_name = scenario
+        # ``on_loading(stage, fraction)``: each loading stage as it starts (the terminal's progress bar);
+        # called in the simulation's thread. ``prepare_kernels``: compile a loaded scenario's kernels
+        # on a copy, in stages, before it runs (see starling.prepare).
+        self._on_loading = on_loading
+        self._prepare_kernels = prepare_kernels
         # ``recorder(sim, name)`` starts recording a newly loaded simulation (``serve --record``);
         # what it returns is closed when another scenario is loaded or the server stops.
         self._make_recorder = recorder
@@ -229,6 +242,11 @@ class SimulationRunner(ThreadedRunner):
         self.sim: Any = None
         self.error: Optional[str] = None
         self.loading = False
+        self.loading_stage: Optional[str] = None
+        self.loading_progress: Optional[float] = None
+        self._loading_beat: Optional[threading.Event] = None
+        self._last_status_text: Optional[str] = None
+        self._status_lock = threading.Lock()  # the heartbeat never posts an older status after a newer one
         self._loader = loader or scenario_loader()
         self._names = scenario_names or _default_names
         self._init_thread()
@@ -252,6 +270,11 @@ class SimulationRunner(ThreadedRunner):
         self._window_steps = 0
         self._window_frames = 0
         self._steps_per_s = 0.0
+        # the realtime factor: simulated seconds per wall second over ``speed``, measured from here
+        self._rt_wall = time.perf_counter()
+        self._rt_sim = 0.0
+        self.realtime_factor: Optional[float] = None
+        self._behind_since: Optional[float] = None
         self._frames_per_s = 0.0
         self._encode_ms = 0.0
         self._step_ms = 0.0
@@ -368,12 +391,21 @@ class SimulationRunner(ThreadedRunner):
     def _reanchor(self) -> None:
         self._anchor_wall = time.perf_counter()
         self._anchor_sim = float(self.sim.time) if self.sim is not None else 0.0
+        self._restart_realtime_window()
+
+    def _restart_realtime_window(self) -> None:
+        """Pacing changed (pause, resume, speed, mode, another scenario): measure afresh from now."""
+        self._rt_wall = time.perf_counter()
+        self._rt_sim = float(self.sim.time) if self.sim is not None else 0.0
+        self.realtime_factor = None
+        self._behind_since = None
 
     # ---- commands -------------------------------------------------------------------
 
     def _apply(self, client_id: Optional[int], cmd: Any) -> None:
         if isinstance(cmd, P.Pause):
             self.paused = True
+            self._restart_realtime_window()
         elif isinstance(cmd, P.Resume):
             self.paused = False
             self._pending_steps = 0
@@ -381,6 +413,7 @@ class SimulationRunner(ThreadedRunner):
         elif isinstance(cmd, P.Step):
             self.paused = True
             self._pending_steps += cmd.n
+            self._restart_realtime_window()
         elif isinstance(cmd, P.Speed):
             self.speed = float(cmd.multiplier)
             self._reanchor()
@@ -497,14 +530,22 @@ class SimulationRunner(ThreadedRunner):
         self._frame_dirty = True
 
     def _load(self, name: str, seed: Optional[int], client_id: Optional[int], paused: bool = False) -> None:
-        """Build a scenario; on failure keep whatever ran before and say why."""
+        """Build a scenario and compile its kernels; on failure keep whatever ran before and say why.
+
+        While it loads, the status says ``loading_stage`` and ``loading_progress`` (posted at each
+        stage, and re-posted every status interval by a heartbeat while one stage lasts).
+        """
         self.loading = True
-        self._post_status_now()
+        self._start_loading_heartbeat()
         try:
+            self._loading(f"building {name}", 0.0)
             sim = self._loader(name, seed)
+            if self._prepare_kernels and can_prepare(sim):
+                prepare(sim, self._rehearsal(), self._loading)
         except Exception as exc:
             log.error("could not load scenario %r: %s", name, exc)
-            self.loading = False
+            self._end_loading()
+            self._reanchor()  # the time spent loading is no debt of the scenario still running
             message = {"type": "error", "message": f"could not load scenario '{name}': {exc}"}
             if client_id is None:
                 self.error = message["message"]
@@ -522,7 +563,7 @@ class SimulationRunner(ThreadedRunner):
         self.scenario_name = name
         self.seed = seed
         self.error = None
-        self.loading = False
+        self._end_loading()
         self.paused = paused
         self._pending_steps = 0
         self._step_ms = 0.0  # unknown until the new scenario has stepped once
@@ -537,6 +578,61 @@ class SimulationRunner(ThreadedRunner):
         self._last_frame_wall = -math.inf
         self._publish_frame(time.perf_counter())
         self._post_status_now()
+
+    def _loading(self, stage: str, fraction: float) -> None:
+        """A loading stage starts: tell the terminal and the viewers."""
+        self.loading_stage, self.loading_progress = stage, float(fraction)
+        if self._on_loading is not None:
+            try:
+                self._on_loading(stage, float(fraction))
+            except Exception as exc:  # a broken progress display must not stop the load
+                log.warning("loading progress display failed: %s", exc)
+        self._post_status_now()
+
+    def _start_loading_heartbeat(self) -> None:
+        """Re-post the last status every status interval while loading (one kernel can compile for
+        seconds, and the simulation's thread is busy compiling it)."""
+        beat = threading.Event()
+        self._loading_beat = beat
+
+        def run() -> None:
+            while not beat.wait(self.status_interval):
+                with self._status_lock:
+                    if self._last_status_text is not None:
+                        self._sink_call("post_status", self._last_status_text)
+
+        threading.Thread(target=run, name="starling-loading", daemon=True).start()
+
+    def _end_loading(self) -> None:
+        self.loading = False
+        self.loading_stage = self.loading_progress = None
+        if self._loading_beat is not None:
+            self._loading_beat.set()
+            self._loading_beat = None
+
+    def _rehearsal(self) -> list[tuple[str, Callable[[Any], None]]]:
+        """What the live app does with a simulation besides stepping, as stages of :func:`prepare`."""
+        encoder = F.FrameEncoder()
+
+        def frames(sim: Any) -> None:
+            blocks = entity_blocks(sim)
+            states = [F.SpeciesState(p.position, p.velocity, p.forward, p.up, p.uid)
+                      for p in (sim.population(name) for name in sim.species)]
+            encoder.encode(states + entity_states(sim, blocks), step=int(sim.step_count), time=float(sim.time),
+                           dt=float(sim.dt), sequence=0)
+            describe = getattr(sim, "describe_environment", None)
+            if callable(describe):
+                describe()
+
+        def metrics(sim: Any) -> None:
+            sim.metrics()
+            for name in sim.species:
+                sim.species_summary(name)
+                pop = sim.population(name)
+                if pop.n:
+                    sim.inspect(name, int(pop.uid[0]))
+
+        return [("encoding frames", frames), ("live metrics and the inspector", metrics)]
 
     def _fail(self, message: str) -> None:
         log.error("%s\n%s", message, traceback.format_exc())
@@ -643,6 +739,27 @@ class SimulationRunner(ThreadedRunner):
                 self._publish_frame(now)
             self._post_status_now(now)
 
+    def _measure_realtime(self, now: float) -> None:
+        """The realtime factor over the window that just ended (with ``steps_per_s``): simulated
+        seconds per wall second divided by ``speed``; None while paused, loading or in fast mode.
+        A window spans at least three steps' worth of time, so a scenario with a long ``dt``
+        (vicsek: 1 s) is not judged on one step more or less."""
+        sim = self.sim
+        if sim is None or self.loading or self.paused or self._pending_steps or self.mode != "realtime":
+            self._restart_realtime_window()
+            return
+        span = now - self._rt_wall
+        if span < max(0.5, 3.0 * float(sim.dt) / max(self.speed, 1e-9)):
+            return  # keep the last value until the window is long enough
+        factor = (float(sim.time) - self._rt_sim) / span / max(self.speed, 1e-9)
+        if factor < BEHIND_BELOW:
+            if self._behind_since is None:
+                self._behind_since = self._rt_wall  # the whole window was behind
+        else:
+            self._behind_since = None
+        self.realtime_factor = factor
+        self._rt_wall, self._rt_sim = now, float(sim.time)
+
     def _maybe_metrics(self, now: float) -> None:
         """Live metrics, at most every status interval; they can cost as much as a step on a
         big flock, so they are kept under ~5 % of the time."""
@@ -668,6 +785,7 @@ class SimulationRunner(ThreadedRunner):
             self._steps_per_s = self._window_steps / span
             self._frames_per_s = self._window_frames / span
             self._window_wall, self._window_steps, self._window_frames = now, 0, 0
+            self._measure_realtime(now)
         sim = self.sim
         counts: dict[str, int] = {}
         states: dict[str, dict[str, int]] = {}
@@ -695,6 +813,10 @@ class SimulationRunner(ThreadedRunner):
             "mode": self.mode,
             "speed": self.speed,
             "steps_per_s": self._steps_per_s,
+            "realtime_factor": self.realtime_factor,
+            "behind": self._behind_since is not None and now - self._behind_since >= BEHIND_AFTER_S,
+            "loading_stage": self.loading_stage if self.loading else None,
+            "loading_progress": self.loading_progress if self.loading else None,
             "frames_per_s": self._frames_per_s,
             "step_ms": self._step_ms,
             "encode_ms": self._encode_ms,
@@ -706,7 +828,9 @@ class SimulationRunner(ThreadedRunner):
             "metrics_step": self._metrics_step,
             "metrics_time": self._metrics_time,
         }
-        self._sink_call("post_status", P.dumps(status))
+        with self._status_lock:
+            self._last_status_text = P.dumps(status)
+            self._sink_call("post_status", self._last_status_text)
         self._last_status_wall = now
         self._status_dirty = False
 

@@ -224,7 +224,7 @@ class SpeciesPipeline:
                                      mode=q.mode, method=q.method)
             slots = []
             for b, params in enumerate(getattr(gcfg, "behaviors", [])):
-                slots.append(self._slot(params, row, q, f"species.{species_index}.groups.{g}.behaviors.{b}"))
+                slots.append(self._slot(params, row, q, f"species.{self.name}.groups.{g}.behaviors.{b}"))
                 row += 1
             self.groups.append(NeighborGroup(
                 label=gcfg.label or f"group {g}",
@@ -239,12 +239,12 @@ class SpeciesPipeline:
             q = gcfg.query
             slots = []
             for b, params in enumerate(getattr(gcfg, "behaviors", [])):
-                slots.append(self._slot(params, row, q, f"species.{species_index}.ray_groups.{g}.behaviors.{b}"))
+                slots.append(self._slot(params, row, q, f"species.{self.name}.ray_groups.{g}.behaviors.{b}"))
                 row += 1
             self.ray_groups.append(RayGroup(label=gcfg.label or f"rays {g}", query=q,
                                             pattern=np.ascontiguousarray(q.pattern()), behaviors=slots))
         for b, params in enumerate(getattr(species_cfg, "behaviors", [])):
-            self.simple.append(self._slot(params, row, None, f"species.{species_index}.behaviors.{b}"))
+            self.simple.append(self._slot(params, row, None, f"species.{self.name}.behaviors.{b}"))
             row += 1
         self.environment = None  # the static environment ray groups cast into (see attach_environment)
         self.results = VelocityResults(row, 0)

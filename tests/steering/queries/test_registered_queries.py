@@ -46,5 +46,5 @@ def test_an_unknown_method_names_the_field_and_lists_the_registered_ones():
     with pytest.raises(ConfigError) as info:
         validate_scenario(data)
     text = str(info.value)
-    assert "species.0.groups.0.query.method" in text and "'octree'" in text
+    assert "species.bird.groups.0.query.method" in text and "'octree'" in text
     assert "brute, grid, kdtree" in text and "--plugin" in text

@@ -1,0 +1,104 @@
+"""Compiling a simulation's kernels before it runs, in named stages a progress display can show.
+
+Numba compiles a kernel the first time it is called (:mod:`starling.warm` explains the
+cache); on a machine whose cache is cold the first step of a scenario can take many
+seconds, and the live app would sit silent. :func:`prepare` takes that first step on a
+throwaway copy of the simulation (:meth:`Simulation.restore` of its snapshot: the
+simulation itself does not move), one part at a time — the systems' preparation, each
+species' steering (its neighbour queries and behaviours), each species' movement, the
+systems after the move — then a second step and whatever the caller adds (the live app:
+encoding frames, the live metrics, the inspector). Before each stage and whenever Numba
+starts compiling a kernel it calls ``on_progress(stage, fraction)``::
+
+    compiling kernels: fish steering — grid_query_kernel (3/11)
+
+``fraction`` is the share of stages finished (0 to 1; the last call says ``ready``, 1.0).
+With a warm cache every stage is quick and the whole costs a copy and two steps.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+from numba.core import event
+
+Progress = Callable[[str, float], None]
+Extra = Sequence[tuple[str, Callable[[Any], None]]]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What :func:`prepare` did: the stages it named, the kernels Numba compiled, the seconds it took."""
+
+    stages: int
+    compiled: int
+    seconds: float
+
+
+class _Watch(event.Listener):
+    """Counts Numba's compilations and reports each one's kernel name as it starts."""
+
+    def __init__(self, report: Callable[[str], None]) -> None:
+        self.count = 0
+        self.report = report
+
+    def on_start(self, ev: event.Event) -> None:
+        self.count += 1
+        dispatcher = (ev.data or {}).get("dispatcher")
+        name = getattr(getattr(dispatcher, "py_func", None), "__name__", "")
+        # Numba's own overloads are all called "impl" and lambdas "<lambda>": name the stage only
+        self.report(name if name and name != "impl" and not name.startswith("<") else "")
+
+    def on_end(self, ev: event.Event) -> None:
+        pass
+
+
+def can_prepare(sim: Any) -> bool:
+    """Whether ``sim`` is a real :class:`~starling.simulation.Simulation` (a test's stand-in is not)."""
+    return all(callable(getattr(sim, name, None)) for name in ("snapshot", "restore", "_step_parts", "step_part_count"))
+
+
+def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None, *,
+            in_place: bool = False) -> Prepared:
+    """Compile what ``sim``'s steps need on a copy of it, naming each stage (see the module).
+
+    ``extra``: more ``(label, fn(copy))`` stages after the steps. ``sim`` is left as it was.
+    ``in_place``: take one real step of ``sim`` instead, its parts as the stages (no copy, no
+    second step, no ``extra``: what ``starling run`` does with its first step).
+    """
+    t0 = time.perf_counter()
+    report = on_progress or (lambda stage, fraction: None)
+    total = sim.step_part_count() if in_place else 1 + sim.step_part_count() + 1 + len(extra)
+    state: dict[str, Any] = {"label": "", "done": -1, "compiling": False, "kernel": None}
+
+    def say(kernel: Optional[str] = None) -> None:
+        if kernel is not None:
+            state["compiling"] = True
+            kernel = kernel or state.get("kernel")  # an unnamed one: keep the last name shown
+            state["kernel"] = kernel
+        verb = "compiling kernels: " if state["compiling"] else ""
+        what = f" — {kernel}" if kernel else ""
+        report(f"{verb}{state['label']}{what} ({state['done'] + 1}/{total})", max(state["done"], 0) / total)
+
+    def stage(label: str) -> None:
+        state["done"] += 1
+        state["label"], state["compiling"], state["kernel"] = label, False, None
+        say()
+
+    watch = _Watch(say)
+    with event.install_listener("numba:compile", watch):
+        if in_place:
+            sim.step(on_part=stage)
+        else:
+            stage("copying the simulation")
+            copy = type(sim).restore(sim.snapshot())
+            for label in copy._step_parts():
+                stage(label)
+            stage("a second step")
+            copy.step()
+            for label, fn in extra:
+                stage(label)
+                fn(copy)
+    report("ready", 1.0)
+    return Prepared(total, watch.count, time.perf_counter() - t0)
