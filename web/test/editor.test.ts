@@ -138,3 +138,15 @@ describe("paths", () => {
     expect(list).toEqual(["b", "a", "c"]);
   });
 });
+
+import { tickLabels } from "../src/ui/charts";
+
+describe("chart axes", () => {
+  it("label every tick distinctly with as few decimals as that takes", () => {
+    expect(tickLabels([0, 0.5, 1])).toEqual(["0", "0.5", "1"]);
+    expect(tickLabels([1250, 1300, 1350])).toEqual(["1.25k", "1.3k", "1.35k"]);
+    expect(tickLabels([0.001, 0.002, 0.003])).toEqual(["0.001", "0.002", "0.003"]);
+    expect(tickLabels([0, 100, 200])).toEqual(["0", "100", "200"]);
+    expect(tickLabels([2e6, 2.5e6, null])).toEqual(["2M", "2.5M", ""]);
+  });
+});

@@ -21,12 +21,35 @@ export function chartColor(hex: string): string {
 }
 
 /** Short tick labels: 0.5, 12, 1.5k, 20k. */
-function compact(v: number): string {
-  if (v == null) return "";
+function scaled(v: number): [number, string] {
   const a = Math.abs(v);
-  if (a >= 1e6) return `${+(v / 1e6).toFixed(1)}M`;
-  if (a >= 1e3) return `${+(v / 1e3).toFixed(1)}k`;
-  return `${+v.toFixed(a < 1 ? 2 : 1)}`;
+  return a >= 1e6 ? [1e6, "M"] : a >= 1e3 ? [1e3, "k"] : [1, ""];
+}
+
+function compact(v: number, digits: number): string {
+  const [unit, suffix] = scaled(v);
+  return `${+(v / unit).toFixed(digits)}${suffix}`;
+}
+
+/**
+ * Axis labels for tick values, with just enough decimals that each reads as its own value
+ * and no two read the same (1.25k and 1.3k, not "1.3k" twice; 0.001, not "0").
+ */
+export function tickLabels(splits: (number | null)[]): string[] {
+  const shown = splits.filter((v): v is number => v != null && Number.isFinite(v));
+  const gaps = shown.slice(1).map((v, i) => Math.abs(v - shown[i])).filter((g) => g > 0);
+  const tolerance = 1e-6 * (gaps.length ? Math.min(...gaps) : Math.max(1e-12, ...shown.map(Math.abs)));
+  for (let digits = 0; digits <= 8; digits++) {
+    const faithful = shown.every((v) => {
+      const [unit] = scaled(v);
+      return Math.abs(+(v / unit).toFixed(digits) * unit - v) <= tolerance;
+    });
+    const labels = shown.map((v) => compact(v, digits));
+    if (faithful && new Set(labels).size === labels.length) {
+      return splits.map((v) => (v == null || !Number.isFinite(v) ? "" : compact(v, digits)));
+    }
+  }
+  return splits.map((v) => (v == null ? "" : String(v)));
 }
 
 interface ChartSpec {
@@ -90,8 +113,8 @@ export class Charts {
         y: spec.log ? { distr: 3, log: 10 } : spec.range ? { range: spec.range } : { auto: true },
       },
       axes: [
-        { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 28 },
-        { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 44, values: (_u, splits) => splits.map(compact) },
+        { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 28, values: (_u, splits) => tickLabels(splits) },
+        { stroke: "#8b98a5", grid: { stroke: "#ffffff10" }, ticks: { stroke: "#ffffff20" }, size: 44, values: (_u, splits) => tickLabels(splits) },
       ],
       series: [{ label: "t (s)" }, ...spec.series.map((s) => ({ label: s.label, stroke: s.stroke, width: 1.5, dash: s.dash, spanGaps: false }))],
     };
