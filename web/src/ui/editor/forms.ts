@@ -14,6 +14,8 @@ let JSONEditorClass: any = null;
 export function loadForms(): Promise<void> {
   library ??= import("@json-editor/json-editor").then((m: any) => {
     JSONEditorClass = m.JSONEditor ?? m.default?.JSONEditor ?? m.default;
+    // "a number or a distribution" refused: the field's range (shown under it) says why
+    JSONEditorClass.defaults.languages.en.error_anyOf = "outside the allowed range, or not a valid choice";
   });
   return library;
 }
