@@ -105,6 +105,8 @@ def test_a_weight_changed_in_its_form_changes_the_behaviour_live(editor):
 
 def test_an_invalid_value_is_flagged_in_place_and_nothing_is_applied(editor):
     page = editor
+    puts: list[str] = []
+    page.on("request", lambda r: puts.append(r.url) if r.method == "PUT" else None)
     before_config = server_config(page)
     field = card(page, "species.0.mover").locator('input[name="root[max_speed]"]')
     field.fill("-3")
@@ -112,7 +114,10 @@ def test_an_invalid_value_is_flagged_in_place_and_nothing_is_applied(editor):
     page.wait_for_function(f"() => {STATE}.editor.status === 'invalid'", timeout=10_000)
     assert "nothing is applied" in page.locator(".ed-status").inner_text()
     assert "max_speed: must be > 0, not -3" in card(page, "species.0.mover").inner_text()  # in place
-    time.sleep(0.5)  # longer than the panel's apply delay: it must still not have sent anything
+    # twenty more frames (longer than the panel's apply delay): still nothing sent, nothing changed
+    frames = page.evaluate(f"() => {STATE}.framesApplied")
+    page.wait_for_function(f"() => {STATE}.framesApplied > {frames + 20}", timeout=30_000)
+    assert puts == []
     assert server_config(page) == before_config
     # the species count is checked the same way, by the panel's own field
     count = card(page, "species.0").locator('input[data-field="count"]')
