@@ -315,3 +315,39 @@ def test_the_inspector_editor_and_charts_do_not_overlap(browser, live_server, si
             assert not overlap(boxes[a], boxes[b]), (a, b, boxes[a], boxes[b])
     finally:
         context.close()
+
+
+def test_a_pause_from_another_page_is_said_and_shown(page, browser, live_server):
+    other = browser.new_context(viewport={"width": 960, "height": 640})
+    tab = other.new_page()
+    try:
+        tab.goto(live_server.url)
+        tab.wait_for_function(f"() => window.__starling && {STATE}.framesApplied > 2", timeout=60_000)
+        tab.locator("#play").click()  # the other page pauses the shared simulation
+        page.wait_for_function("() => [...document.querySelectorAll('#toasts .toast')]"
+                               ".some(t => t.textContent.includes('Paused from another page'))", timeout=30_000)
+        assert page.locator("#paused-badge").is_visible()
+        assert tab.locator("#paused-badge").is_visible()
+        # the page that paused is not told about its own pause
+        assert "another page" not in tab.locator("#toasts").inner_text()
+        tab.locator("#play").click()
+        page.wait_for_function("() => document.querySelector('#paused-badge').classList.contains('hidden')", timeout=30_000)
+    finally:
+        other.close()
+
+
+def test_the_page_shows_what_loading_does(page):
+    # watch the overlay from inside the page: it is up only while the scene loads
+    page.evaluate("""() => {
+        window.__loadingSeen = [];
+        const box = document.getElementById('loading');
+        new MutationObserver(() => {
+            if (!box.classList.contains('hidden')) window.__loadingSeen.push(document.getElementById('loading-stage').textContent);
+        }).observe(box, { attributes: true, subtree: true, childList: true, characterData: true });
+    }""")
+    step = page.evaluate(f"() => {STATE}.step")
+    page.locator("#reset").click()
+    page.wait_for_function(f"() => {STATE}.step < {step} && {STATE}.framesApplied > 0", timeout=120_000)
+    page.wait_for_function("() => document.getElementById('loading').classList.contains('hidden')", timeout=60_000)
+    seen = page.evaluate("() => window.__loadingSeen")
+    assert seen and any(text.strip() for text in seen), seen

@@ -116,3 +116,29 @@ def test_validate_refuses_binary_and_non_utf8_files_with_one_line(tmp_path):
     for path, words in ((binary, "binary file"), (latin, "not UTF-8")):
         result = CliRunner().invoke(app, ["validate", str(path)])
         assert result.exit_code == 2 and words in result.output and "Traceback" not in result.output
+
+
+def test_the_catalog_says_what_fits_where_and_the_toml_is_what_runs(api, tmp_path):
+    client, runner, _ = api
+    catalog = client.get("/api/catalog").json()
+    by_name = {b["name"]: b for b in catalog["behaviors"]}
+    assert by_name["separation"]["group"] == "neighbor" and by_name["wandering"]["group"] == "simple"
+    assert by_name["avoid_verticals"]["group"] == "ray"
+    assert by_name["separation"]["schema"]["properties"]["kind"]["const"] == "separation"
+    assert all(b["result"] in catalog["result_types"] for b in catalog["behaviors"])
+    assert {"velocity"} <= {r for m in catalog["mergers"] for r in m["accepts"]}
+    assert {m["name"] for m in catalog["movers"]} >= {"free", "ground"}
+    assert {q["name"] for q in catalog["query_methods"]} >= {"grid", "brute", "kdtree"}
+    assert set(catalog["populations"]) >= {"apple", "carcass", "sound", "player"}
+    # each form carries only the definitions it refers to, so it stands alone
+    brain = catalog["forms"]["BrainConfig"]
+    assert set(brain["$defs"]) >= {"State", "Transition"} and "SpeciesConfig" not in brain["$defs"]
+
+    config = client.get("/api/config").json()
+    config["species"][0]["count"] = 37
+    assert client.put("/api/config", json=config).status_code == 200
+    text = client.get("/api/config/toml").json()["toml"]
+    scene = tmp_path / "downloaded.toml"
+    scene.write_text(text)
+    from starling.config import load_scenario_config
+    assert load_scenario_config(scene).species[0].count == 37  # the download is a scenario file as it runs
