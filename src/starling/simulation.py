@@ -633,6 +633,15 @@ class Simulation:
             out.update(system.species_summary(self, species))
         return out
 
+    def animal_labels(self, species: str) -> Optional[list[str]]:
+        """One short line per animal of ``species`` (row order) for viewers to draw over its
+        head — its brain's state, its rank in a pack ("Attacking · #1") — or None when no
+        system labels this species."""
+        parts = [part for system in self.systems if (part := system.labels(self, species)) is not None]
+        if not parts:
+            return None
+        return [" · ".join(words) for words in zip(*parts)]
+
     def scene(self) -> dict:
         """Static scene description for viewers: world box, species looks, and systems' geometry."""
         out = {

@@ -29,7 +29,7 @@ the system and the component, before the first step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Optional
 
 import numpy as np
 
@@ -158,6 +158,11 @@ class System:
     def inspect(self, sim: "Simulation", species: str, row: int) -> dict[str, Any]:
         """Extra fields shown for a selected animal."""
         return {}
+
+    def labels(self, sim: "Simulation", species: str) -> Optional[list[str]]:
+        """A short word per animal (row order) for viewers to draw over its head — a brain's
+        state, a rank in a pack — or None when this system has nothing to say about them."""
+        return None
 
     def scene(self, sim: "Simulation") -> dict[str, Any]:
         """Static description for viewers (geometry, …)."""

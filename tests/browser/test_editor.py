@@ -351,3 +351,24 @@ def test_the_page_shows_what_loading_does(page):
     page.wait_for_function("() => document.getElementById('loading').classList.contains('hidden')", timeout=60_000)
     seen = page.evaluate("() => window.__loadingSeen")
     assert seen and any(text.strip() for text in seen), seen
+
+
+def test_a_pride_wears_its_states_and_ranks_and_a_death_is_marked_where_it_happened(editor):
+    page = editor
+    page.locator("#scenario").select_option("savannah")
+    page.wait_for_function(f"() => {STATE}.scenario === 'savannah' && {STATE}.headLabels === 3", timeout=180_000)
+    texts = page.locator(".head-label").all_inner_texts()
+    assert sorted(t.split(" · ")[0] for t in texts) == ["#1", "#2", "#3"], texts
+    assert page.locator('.head-label[data-species="lion"]').count() == 3
+
+    page.locator("#scenario").select_option("lagoon")
+    page.wait_for_function(f"() => {STATE}.scenario === 'lagoon' && {STATE}.counts.fish > 0", timeout=180_000)
+    # the 3 sharks wear their states; 200 fish are a school, not labelled one by one
+    page.wait_for_function(f"() => {STATE}.headLabels === 3", timeout=30_000)
+    assert page.locator('.head-label[data-species="fish"]').count() == 0
+    # the player shoots a fish from straight above it: the death comes back as an event
+    fish = page.evaluate("() => window.__starling.animals('fish', 1)[0]")
+    x, y, z = fish["position"]
+    page.evaluate(f"() => window.__starling.send({{type: 'fire', origin: [{x}, {y + 3}, {z}], direction: [0, -1, 0]}})")
+    page.wait_for_function(f"() => {STATE}.deaths.some(d => d.species === 'fish')", timeout=60_000)
+    assert page.locator(".death-marker").count() >= 1

@@ -294,3 +294,26 @@ def test_a_simulation_that_cannot_keep_real_time_says_so_with_its_speed(runner_f
     wait_for(lambda: not sink.status[-1]["behind"] and sink.status[-1]["realtime_factor"] is not None
              and sink.status[-1]["realtime_factor"] > 0.9, timeout=10, what="keeping up at a quarter speed")
     sim.step = real_step
+
+
+def test_a_pride_is_labelled_over_its_heads_and_a_catch_is_told_to_every_viewer(runner_factory):
+    runner, sink = runner_factory(loader=scenario_loader((), "savannah"), seed=3)
+    runner.submit(None, P.SwitchScenario(type="scenario", name="savannah", seed=3))
+    wait_for(lambda: sink.status and sink.status[-1].get("scenario") == "savannah"
+             and sink.status[-1].get("labels", {}).get("lion"), what="labels for the lions")
+    status = sink.status[-1]
+    lions = status["labels"]["lion"]
+    uids = sorted(u for u, _ in lions)
+    assert uids == sorted(runner.call(lambda r: r.sim.population("lion").uid.tolist()))
+    ranks = sorted(text.split(" · ")[0] for _, text in lions)
+    assert ranks == ["#1", "#2", "#3"]  # a rank each, then the brain's state
+    states = runner.call(lambda r: r.sim.config_data())["species"]
+    lion_states = {s["name"] for sp in states if sp["name"] == "lion" for s in sp["brain"]["states"]}
+    assert all(text.split(" · ")[1] in lion_states for _, text in lions)
+    assert "zebra" not in status["labels"]  # 30 zebras: a herd is not labelled animal by animal
+
+    # a death in the running scene reaches the viewers as an event, with its cause
+    runner.call(lambda r: r.sim.world.commands.kill("zebra", r.sim.population("zebra").uid[:1], cause="test"))
+    wait_for(lambda: any(e.get("type") == "events" for _, e in sink.events), what="the death event")
+    told = [d for _, e in sink.events if e.get("type") == "events" for d in e["events"]]
+    assert any(d["species"] == "zebra" and d["cause"] == "test" and len(d["position"]) == 3 for d in told)

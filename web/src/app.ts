@@ -9,7 +9,7 @@ import * as THREE from "three";
 import { Connection } from "./net/connection";
 import { parseFrame } from "./protocol/frame";
 import type {
-  ClientMessage, InspectMessage, SceneMessage, ServerMessage, StatusMessage, Vec3,
+  ClientMessage, EventsMessage, InspectMessage, SceneMessage, ServerMessage, StatusMessage, Vec3,
 } from "./protocol/messages";
 import { SpeciesLayer, Highlight } from "./render/animals";
 import { CameraRig, frameGroup, isTyping, type CameraMode, type FollowTarget } from "./render/cameras";
@@ -20,6 +20,7 @@ import { EnvironmentView } from "./render/environment";
 import { World } from "./render/world";
 import { Charts } from "./ui/charts";
 import { EditorPanel } from "./ui/editor/panel";
+import { HeadLabels } from "./ui/headlabels";
 import { Inspector } from "./ui/inspector";
 import { Timeline } from "./ui/timeline";
 
@@ -43,6 +44,9 @@ export class App {
   readonly charts: Charts;
   readonly timeline: Timeline;
   readonly editor: EditorPanel;
+  readonly headLabels: HeadLabels;
+  /** Deaths the server told of since the page loaded (tests). */
+  deaths: { species: string; uid: number; cause: string | null }[] = [];
   readonly connection: Connection;
   layers: SpeciesLayer[] = [];
   scene: SceneMessage | null = null;
@@ -111,6 +115,7 @@ export class App {
     this.inspector = new Inspector($("inspector"), () => this.deselect(), () => this.setCamera("follow"));
     this.charts = new Charts($("charts"));
     this.timeline = new Timeline($("timeline"), (m) => this.send(m));
+    this.headLabels = new HeadLabels($("labels"));
     this.editor = new EditorPanel($("editor"), (text, kind) => this.toast(text, kind), () => this.toggleEditor(false));
     // keep the key hint just above the chart panel, whatever its height (legends wrap)
     const chartsPanel = $("charts");
@@ -183,12 +188,26 @@ export class App {
           this.toast(this.timeline.describeAck(message) ?? describeAck(message.action, message.result), "info");
         }
         break;
+      case "events": this.onEvents(message); break;
       case "pong": break;
+    }
+  }
+
+  /** Deaths: a marker where each happened; a toast too where the species is small (a catch is news). */
+  private onEvents(message: EventsMessage): void {
+    for (const e of message.events) {
+      this.deaths.push({ species: e.species, uid: e.uid, cause: e.cause });
+      if (this.deaths.length > 200) this.deaths.shift();
+      const what = e.cause ? `${e.species} #${e.uid} ${e.cause}` : `${e.species} #${e.uid} died`;
+      this.headLabels.mark(e.position, `✕ ${what}`);
+      const alive = this.status?.counts?.[e.species] ?? Infinity;
+      if (alive < 60) this.toast(`${what} at ${e.time.toFixed(1)} s`, "info");
     }
   }
 
   private onScene(scene: SceneMessage): void {
     const changed = !this.scene || this.scene.scenario !== scene.scenario;
+    if (changed) this.headLabels.clear();
     this.scene = scene;
     for (const layer of this.layers) {
       this.world.scene.remove(layer.mesh);
@@ -280,6 +299,7 @@ export class App {
   private onStatus(status: StatusMessage): void {
     this.noticeOthers(this.status, status);
     this.status = status;
+    this.headLabels.set(status.loading ? {} : status.labels);
     $("paused-badge").classList.toggle("hidden", !status.paused || status.loading);
     const behind = $("behind-badge");
     behind.classList.toggle("hidden", !status.behind);
@@ -399,6 +419,14 @@ export class App {
     const i = layer ? layer.indexOf(uid) : -1;
     if (!layer || i < 0) return null;
     const p = new THREE.Vector3(layer.positions[3 * i], layer.positions[3 * i + 1], layer.positions[3 * i + 2]).project(this.world.camera);
+    if (p.z > 1 || Math.abs(p.x) > 1 || Math.abs(p.y) > 1) return null;
+    const rect = this.world.canvas.getBoundingClientRect();
+    return { x: rect.left + ((p.x + 1) / 2) * rect.width, y: rect.top + ((1 - p.y) / 2) * rect.height };
+  }
+
+  /** Where a world point is drawn, in CSS pixels (null when behind the camera or off screen). */
+  projectPoint(position: number[]): { x: number; y: number } | null {
+    const p = new THREE.Vector3(position[0], position[1], position[2]).project(this.world.camera);
     if (p.z > 1 || Math.abs(p.x) > 1 || Math.abs(p.y) > 1) return null;
     const rect = this.world.canvas.getBoundingClientRect();
     return { x: rect.left + ((p.x + 1) / 2) * rect.width, y: rect.top + ((1 - p.y) / 2) * rect.height };
@@ -736,6 +764,7 @@ export class App {
     } else {
       this.overlay.hide();
     }
+    this.headLabels.update((species, uid) => this.project(species, uid), (p) => this.projectPoint(p));
     this.world.render();
     this.framesRendered++;
     this.fpsFrames++;

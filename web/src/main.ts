@@ -44,6 +44,9 @@ export interface StarlingHook {
     framed: { target: number[]; position: number[]; radius: number; species: string } | null;
     /** Replays only: the frame drawn (from its step), the recording's length and whether it plays. */
     replay: { frame: number; n_frames: number; playing: boolean } | null;
+    /** Labels drawn over heads now, and the deaths the server told of. */
+    headLabels: number;
+    deaths: { species: string; uid: number; cause: string | null }[];
     /** The editor panel: open, its status, how many configs it applied, what was refused. */
     editor: { open: boolean; status: string; applied: number; problems: { path: string; message: string }[];
       canUndo: boolean; canRedo: boolean; draft: unknown };
@@ -98,6 +101,8 @@ const hook: StarlingHook = {
     replay: app.timeline.info
       ? { frame: app.timeline.frame, n_frames: app.timeline.info.n_frames, playing: app.timeline.playing }
       : null,
+    headLabels: app.headLabels.count,
+    deaths: [...app.deaths],
     editor: {
       open: app.editor.visible, status: app.editor.status, applied: app.editor.applied,
       problems: [...app.editor.problems], canUndo: !!app.editor.history?.canUndo,

@@ -498,6 +498,14 @@ class BrainsSystem(System):
         states = self.minds[species].view.pop.component("state").astype(np.int64)
         return {"states": {name: int(np.count_nonzero(states == i)) for i, name in enumerate(brain.names)}}
 
+    def labels(self, sim, species: str):
+        brain = self.brain_of(species)
+        if brain is None:
+            return None
+        pop = self.minds[species].view.pop
+        ids = np.clip(pop.component("state")[: pop.n].astype(np.int64), 0, len(brain.names) - 1)
+        return [brain.names[i] for i in ids]
+
     def inspect(self, sim, species: str, row: int) -> dict:
         brain = self.brain_of(species)
         if brain is None:

@@ -135,6 +135,12 @@ class PackSystem(System):
         for p in self.prides:
             self._coordinate(sim, p)
 
+    def labels(self, sim, species: str):
+        if not any(p.name == species for p in self.prides):
+            return None
+        pop = sim.world.population(species)
+        return [f"#{int(r) + 1}" for r in pop.component("rank")[: pop.n]]
+
     def _coordinate(self, sim, p: _Pride) -> None:
         pop = sim.world.population(p.name)
         n = pop.n

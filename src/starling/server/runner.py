@@ -43,6 +43,11 @@ BEHIND_AFTER_S = 2.0
 log = logging.getLogger("starling.server")
 
 
+LABELLED_AT_MOST = 12
+"""Species this small get a label over each animal's head (its state, its rank): a pride, not a herd or a school."""
+EVENTS_AT_MOST = 50
+"""Deaths told per status at most (a feeding frenzy is summed up by the rest's count)."""
+
 class Sink(Protocol):
     """Where the runner's output goes. Every method must return at once (called from the sim thread)."""
 
@@ -252,6 +257,8 @@ class SimulationRunner(ThreadedRunner):
         self._init_thread()
         self._encoder = F.FrameEncoder()
         self._selections: dict[int, tuple[str, int]] = {}
+        self._journal_seq: Optional[int] = None
+        self._journal_sim: Any = None
         self._entities: list[EntityBlock] = []
         self._pending_steps = 0
         self._sequence = 0
@@ -778,6 +785,21 @@ class SimulationRunner(ThreadedRunner):
         self._metrics_ms = (time.perf_counter() - t0) * 1e3
         self._last_metrics_wall = now
 
+    def _post_events(self, sim: Any) -> None:
+        """Tell every viewer what happened since the last status: deaths, with their cause."""
+        journal = getattr(getattr(sim, "world", None), "journal", None)
+        if journal is None:
+            return
+        if self._journal_seq is None or self._journal_sim is not sim:
+            self._journal_seq, self._journal_sim = journal.next_seq, sim  # a new scene: from now on
+            return
+        entries, self._journal_seq, _ = journal.since(self._journal_seq)
+        deaths = [{"kind": "death", "species": e["species"], "uid": e["uid"], "cause": e["detail"].get("cause"),
+                   "position": e["position"], "time": e["time"]} for e in entries if e["kind"] == "death"]
+        if deaths:
+            self._sink_call("post_event", P.dumps({"type": "events", "events": deaths[-EVENTS_AT_MOST:],
+                                                   "dropped": max(0, len(deaths) - EVENTS_AT_MOST)}), None)
+
     def _post_status_now(self, now: Optional[float] = None) -> None:
         now = time.perf_counter() if now is None else now
         span = now - self._window_wall
@@ -801,6 +823,13 @@ class SimulationRunner(ThreadedRunner):
                     per_state = None
                 if per_state:
                     states[name] = {str(k): int(v) for k, v in per_state.items()}
+        labels: dict[str, list] = {}
+        if sim is not None:
+            for name in sim.species:
+                pop = sim.population(name)
+                if 0 < pop.n <= LABELLED_AT_MOST and (words := sim.animal_labels(name)) is not None:
+                    labels[name] = [[int(u), w] for u, w in zip(pop.uid[: pop.n].tolist(), words)]
+            self._post_events(sim)
         status = {
             "type": "status",
             "scenario": self.scenario_name,
@@ -824,6 +853,7 @@ class SimulationRunner(ThreadedRunner):
             "frame_bytes": self._encoder.last_bytes,
             "counts": counts,
             "states": states,
+            "labels": labels,
             "metrics": self._metrics,
             "metrics_step": self._metrics_step,
             "metrics_time": self._metrics_time,

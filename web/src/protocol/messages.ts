@@ -146,6 +146,8 @@ export interface StatusMessage {
   /** Step and time at which `metrics` were computed (they refresh less often than the status). */
   metrics_step: number;
   metrics_time: number;
+  /** Over each head of a small species: species → [uid, "Attacking · #1"] (its state, its rank). */
+  labels?: Record<string, [number, string][]>;
   /** While loading: what is being done (e.g. compiling kernels) and how far along, 0–1. */
   loading_stage?: string | null;
   loading_progress?: number | null;
@@ -206,7 +208,15 @@ export interface PongMessage {
   id: number;
 }
 
-export type ServerMessage = SceneMessage | StatusMessage | InspectMessage | ErrorMessage | AckMessage | PongMessage;
+/** What happened since the last status: deaths with their cause (`dropped`: more than were told). */
+export interface EventsMessage {
+  type: "events";
+  events: { kind: "death"; species: string; uid: number; cause: string | null; position: Vec3; time: number }[];
+  dropped: number;
+}
+
+export type ServerMessage = SceneMessage | StatusMessage | InspectMessage | ErrorMessage | AckMessage | PongMessage
+  | EventsMessage;
 
 export type ClientMessage =
   | { type: "pause" }
