@@ -204,3 +204,19 @@ def test_dt_is_bounded_by_the_scenarios_own_max_dt():
     assert result.exit_code == 2 and "dt: dt = 0.6 s exceeds this scenario's max_dt = 0.5 s" in result.output
     result = runner.invoke(app, ["run", "vicsek", "--steps", "2", "--dt", "1", "--json"])  # max_dt = 1
     assert result.exit_code == 0, result.output
+
+
+def test_bench_zebras_is_the_savannah_stress_test_beside_the_thesis_table():
+    result = runner.invoke(app, ["bench", "--scenario", "savannah", "--zebras", "10,60,100", "--budget", "0.1",
+                                 "--steps", "5", "--json"])
+    assert result.exit_code == 0, result.output
+    r = json.loads(result.stdout.strip().splitlines()[-1])
+    assert [x["n"] for x in r["results"]] == [10, 60, 100]
+    for x in r["results"]:
+        assert x["animals"]["zebra"] == x["n"] and x["animals"]["lion"] == 0  # the zebras alone
+        assert x["steps_per_s"] == pytest.approx(1e3 / x["step_ms"]["median"])
+    assert [x["thesis_fps"] for x in r["results"]] == [185, 17, None]
+    for args in (["--zebras", "10"], ["--scenario", "flock", "--zebras", "10"],
+                 ["--scenario", "savannah", "--zebras", "10", "--sizes", "10"]):
+        refused = runner.invoke(app, ["bench", *args])
+        assert refused.exit_code == 2 and "--zebras" in refused.output and "Traceback" not in refused.output

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 import time
 from typing import List, Optional
 
@@ -76,6 +77,10 @@ def warm(
                   highlight=False)
 
 
+THESIS_TABLE_5_5 = {10: 185, 20: 142, 30: 106, 40: 71, 50: 42, 60: 17}
+"""The savannah thesis' stress test: frames per second with n zebras alone (Unity, with rendering)."""
+
+
 @app.command()
 def bench(
     sizes: Optional[str] = typer.Option(None, "--sizes", help="Animal counts, comma-separated (default "
@@ -98,6 +103,8 @@ def bench(
                                            "(built-in name or TOML): step medians, kernel share, phases, reconfigure."),
     steps: int = typer.Option(300, "--steps", min=1, help="--scenario: timed steps after the warm-up."),
     set_: List[str] = typer.Option([], "--set", help="--scenario: override a field (path=value) or a named parameter (NAME=value); repeatable."),
+    zebras: Optional[str] = typer.Option(None, "--zebras", help="--scenario savannah: the thesis' stress test "
+                                         "(Table 5.5): zebras alone at each count, steps per second beside the thesis'."),
     record: Optional[str] = typer.Option(None, "--record", help="--scenario: measure what recording at this "
                                          "precision (float32 or float16) adds to the step."),
     record_every: int = typer.Option(1, "--record-every", min=1, help="--record: keep every K-th step."),
@@ -115,6 +122,13 @@ def bench(
         methods = sorted(q.name for q in registry.queries())
         if query not in methods:
             _fail(f"--query: expected one of {', '.join(methods)}, got {query!r}")
+    if zebras is not None:
+        if scenario is None or Path(scenario).stem != "savannah":
+            _fail("--zebras: the savannah's stress test; give --scenario savannah too")
+        if sizes is not None:
+            _fail("--zebras: gives the sizes itself; leave out --sizes")
+        sizes = zebras
+        set_ = [*set_, "lions=0", "species.elephant.count=0"]  # zebras alone, as Table 5.5 ran them
     if record is not None and scenario is None:
         _fail("--record: measures a scenario's recording cost; give --scenario NAME too")
     if scenario is not None and record is not None:
@@ -150,8 +164,21 @@ def bench(
                                          overrides=tuple(set_))
             except ConfigError as e:
                 _config_fail(e)
+            if zebras is not None:
+                for x in r["results"]:
+                    x["steps_per_s"] = 1e3 / max(x["step_ms"]["median"], 1e-9)
+                    x["thesis_fps"] = THESIS_TABLE_5_5.get(x["n"])
             if as_json:
                 sys.stdout.write(json.dumps(r) + "\n")
+                return
+            if zebras is not None:
+                table = Table("zebras", "step median ms", "steps/s", "thesis fps (Table 5.5, with rendering)",
+                              box=None)
+                for x in r["results"]:
+                    thesis = x["thesis_fps"]
+                    table.add_row(str(x["n"]), f"{x['step_ms']['median']:.3f}", f"{x['steps_per_s']:,.0f}",
+                                  "–" if thesis is None else str(thesis))
+                out.print(table)
                 return
             out.print(f"{r['scenario']}: {r['species']} at each size, query {r['query']}, "
                       f"{r['threads']} threads", highlight=False)
