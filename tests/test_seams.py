@@ -29,7 +29,7 @@ def _state_equal(a, b) -> list:
     return bad
 
 
-@pytest.mark.parametrize("name", ["flock", "pond", "pasture", "lagoon", "classroom", "savannah", "meadow"])
+@pytest.mark.parametrize("name", ["flock", "pond", "pasture", "lagoon", "classroom", "savannah", "meadow", "reef"])
 def test_snapshot_restore_continue_is_bit_identical(name):
     sim = starling.load_scenario(name, seed=4, record_debug=False)
     sim.step(25)

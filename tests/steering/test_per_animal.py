@@ -240,7 +240,7 @@ def _value_for(params, name: str, rng, n: int) -> np.ndarray:
 
 
 def _scenes():
-    for name in ("flock", "pond", "pasture", "lagoon", "fish_tank", "classroom", "vicsek", "savannah", "meadow"):
+    for name in ("flock", "pond", "pasture", "lagoon", "fish_tank", "classroom", "vicsek", "savannah", "meadow", "reef"):
         sim = starling.load_scenario(name)
         yield name, sim
     yield "extra", starling.Simulation(validate_scenario(copy.deepcopy(EXTRA)))

@@ -17,6 +17,7 @@ From Python::
 from . import actions as _actions  # noqa: F401  (registers the built-in brain actions)
 from . import sections as _sections  # noqa: F401  (registers the sections)
 from . import pack as _pack  # noqa: F401  (registers the pride's section)
+from . import school as _school  # noqa: F401  (registers seed 004's vision and stagger sections)
 from .brain_config import BrainConfig
 from .config import EcologyConfig, SpeciesEcologyConfig, VariationConfig
 from .events import EventsConfig

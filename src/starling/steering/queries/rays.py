@@ -16,6 +16,13 @@ patterns are provided, as in the thesis' defaults:
     "straight down in world space" cone the avoid-ground behaviour uses.
 ``single``
     One ray along ``direction``.
+``eight_way``
+    Seed 004's obstacle probe (Ménard, 1.4): ray 0 along the axis (the *detection* ray), then ``K =
+    (count - 1) / 8`` rings of eight *selection* rays, ring ``k`` (1..K) deflected from the axis by
+    ``90° · k / K``, ray ``j`` (0..7) of a ring toward azimuth ``45° · j`` about the axis, measured from
+    local +x (j = 0 and 4 are the horizontal escapes left and right, 2 and 6 up and down, the odd ones the
+    diagonals). Animal ``i``'s ray ``1 + 8 (k - 1) + j`` is ring ``k``'s direction ``j``
+    (:func:`eight_way_index`).
 
 Frames
 ------
@@ -60,7 +67,7 @@ class RayQuerySpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    shape: Literal["cone2d", "cone3d", "single"] = Field("cone2d", description="Ray pattern.")
+    shape: Literal["cone2d", "cone3d", "single", "eight_way"] = Field("cone2d", description="Ray pattern.")
     count: int = Field(8, ge=1, le=4096, description="Rays per animal (1 for `single`).")
     fov_deg: float = Field(
         120.0, gt=0, le=360, description="Full opening angle of the cone in degrees (ignored for `single`)."
@@ -93,6 +100,8 @@ class RayQuerySpec(BaseModel):
             if "count" in self.model_fields_set and self.count != 1:
                 raise ValueError(f"a `single` ray query has exactly one ray, got count = {self.count}")
             self.count = 1
+        if self.shape == "eight_way" and (self.count < 9 or (self.count - 1) % 8):
+            raise ValueError(f"an `eight_way` ray query has 1 + 8·K rays (9, 17, 25, …), got count = {self.count}")
         if self.shape == "cone2d" and math.hypot(self.direction[0], self.direction[2]) <= 1e-12:
             raise ValueError("a `cone2d` query needs a direction with a horizontal (x, z) part")
         return self
@@ -110,6 +119,8 @@ class RayQuerySpec(BaseModel):
         d = d / np.linalg.norm(d)
         if self.shape == "single":
             return d[None, :].copy()
+        if self.shape == "eight_way":
+            return rotate_pattern_to_axis(eight_way_pattern(self.count), d)
         return rotate_pattern_to_axis(cone_3d_pattern(self.count, self.fov_deg), d)
 
     @property
@@ -145,6 +156,26 @@ def cone_3d_pattern(count: int, fov_deg: float) -> np.ndarray:
     sin_t = np.sqrt(np.clip(1.0 - cos_t * cos_t, 0.0, 1.0))
     phi = k * GOLDEN_ANGLE
     return np.stack([sin_t * np.cos(phi), sin_t * np.sin(phi), cos_t], axis=1)
+
+
+def eight_way_index(ring: int, j: int) -> int:
+    """Row of ring ``ring`` (1..K)'s direction ``j`` (0..7) in an ``eight_way`` pattern."""
+    return 1 + 8 * (ring - 1) + j
+
+
+def eight_way_pattern(count: int) -> np.ndarray:
+    """``(count, 3)`` unit directions around +z: the axis, then ``(count - 1) / 8`` rings of eight (see the
+    module docstring: ring ``k`` at ``90° · k / K`` from the axis, direction ``j`` at azimuth ``45° · j``)."""
+    rings = (count - 1) // 8
+    out = [np.array([0.0, 0.0, 1.0])]
+    for k in range(1, rings + 1):
+        theta = 0.5 * math.pi * k / rings
+        for j in range(8):
+            phi = 0.25 * math.pi * j
+            out.append(np.array([math.sin(theta) * math.cos(phi), math.sin(theta) * math.sin(phi), math.cos(theta)]))
+    pattern = np.stack(out)
+    pattern[np.abs(pattern) < 1e-15] = 0.0
+    return pattern
 
 
 def rotate_pattern_to_axis(pattern: np.ndarray, axis: np.ndarray) -> np.ndarray:
