@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from PIL import Image
+from PIL import Image, ImageStat
 
 pytestmark = pytest.mark.browser
 
@@ -128,3 +128,24 @@ def test_fish_are_seen_through_the_water_and_the_ecology_is_drawn(page):
 
     page.evaluate("() => window.__starling.send({type: 'scenario', name: 'flock', seed: 1})")
     page.wait_for_function("() => window.__starling.state().scenario === 'flock'", timeout=60_000)
+
+
+def _scenario_names() -> list[str]:
+    from starling.config import scenario_names
+
+    return scenario_names()
+
+
+@pytest.mark.parametrize("name", _scenario_names())
+def test_every_scene_loads_from_the_picker_and_is_drawn(page, name):
+    if name != "flock":
+        page.locator("#scenario").select_option(name)
+    page.wait_for_function(f"""() => {{ const s = window.__starling.state();
+        return s.scenario === '{name}' && s.framesApplied > 2 && Object.values(s.counts).some(n => n > 0); }}""",
+                           timeout=300_000)
+    applied = _state(page)["framesApplied"]
+    page.wait_for_function(f"() => window.__starling.state().framesApplied > {applied + 3}", timeout=60_000)
+    image, _ = _canvas(page)
+    assert max(ImageStat.Stat(image).stddev) > 8, f"{name}: the canvas looks blank"
+    state = _state(page)
+    assert set(state["counts"]) == set(state["species"]) and not state["errors"], state["errors"]
