@@ -40,9 +40,22 @@ def _form(name: str, defs: dict) -> dict:
     return {**defs[name], "$defs": {n: defs[n] for n in sorted(used)}}
 
 
+_cache: dict[int, dict[str, Any]] = {}
+
+
 def catalog() -> dict[str, Any]:
     """Every registered behaviour, merger, mover, neighbour query and brain action, with its
-    parameter schema; plus the schemas of the group queries the editor builds forms from."""
+    parameter schema; plus the schemas of the group queries the editor builds forms from.
+
+    Built once per registry version (a plugin registering something makes a new one)."""
+    version = registry.version()
+    if version not in _cache:
+        _cache.clear()
+        _cache[version] = _build()
+    return _cache[version]
+
+
+def _build() -> dict[str, Any]:
     from .models import scenario_model
 
     defs = scenario_model().model_json_schema().get("$defs", {})
