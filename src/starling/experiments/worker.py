@@ -15,6 +15,9 @@ import traceback
 
 import numpy as np
 
+# the local backend's fork server runs the task pickled at this path for a few steps (preload.py)
+WARMUP_ENV = "STARLING_SWEEP_WARMUP"
+
 
 def init_worker() -> None:
     """One Numba thread per worker: the sweep's parallelism is its workers."""
@@ -103,3 +106,8 @@ def execute(task: dict) -> dict:
     row["threads"] = numba.get_num_threads()
     row["wall_s"] = time.perf_counter() - t0
     return row
+
+
+def execute_many(tasks: list[dict]) -> list[dict]:
+    """Run several tasks one after the other (a chunk of a sweep: one Ray task, fewer round trips)."""
+    return [execute(task) for task in tasks]
