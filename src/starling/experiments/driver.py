@@ -38,6 +38,10 @@ def run_sweep_file(sweep: Sweep, backend, out_dir: Path, *, resume: bool = False
     check_metrics(sweep)
     backend.check()
     output = SweepOutput(out_dir, sweep, resume=resume)
+    # what writing the table and the summary imports, loaded now (while the workers start) rather
+    # than after the last run
+    import polars  # noqa: F401
+    import scipy.stats  # noqa: F401
     done = output.done
     todo = [r for r in runs if r.id not in done]
     if on_start is not None:
