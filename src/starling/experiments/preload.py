@@ -26,10 +26,13 @@ def warm_up(path: str) -> None:
         with open(path, "rb") as fh:
             task = pickle.load(fh)
         os.unlink(path)
-        # the server already runs one Numba thread (its environment); leave the threading layer unlaunched
-        os.environ.setdefault("STARLING_SWEEP_THREADS_SET", "1")
-        worker.execute({**task, "steps": min(int(task["steps"]), WARMUP_STEPS)})
     except Exception:  # a run that cannot build fails again in its worker, with its error in the row
+        return
+    # the server already runs one Numba thread (its environment): execute leaves its threads alone
+    worker._threads_set = True
+    try:
+        worker.execute({**task, "steps": min(int(task["steps"]), WARMUP_STEPS)})
+    except Exception:
         pass
 
 

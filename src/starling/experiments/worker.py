@@ -26,6 +26,9 @@ def init_worker() -> None:
     numba.set_num_threads(1)
 
 
+_threads_set = False
+
+
 def _values(sim) -> dict:
     """Every metric and counter of every species at this step: ``{species: {name: value}}``."""
     metrics = sim.metrics()
@@ -61,9 +64,10 @@ def build(task: dict):
 
 def execute(task: dict) -> dict:
     """Run one task; the row of results (metrics, wall time, status, error)."""
-    if os.environ.get("STARLING_SWEEP_THREADS_SET") != "1":
-        init_worker()
-        os.environ["STARLING_SWEEP_THREADS_SET"] = "1"
+    global _threads_set
+    if not _threads_set:  # a Ray worker: no initializer ran (a module flag, not the environment, which
+        init_worker()     # a process started from this one would inherit)
+        _threads_set = True
     t0 = time.perf_counter()
     row = {"run": task["id"], "index": task["index"], "seed": task["seed"], **task["params"],
            "status": "ok", "error": None, "worker": f"{socket.gethostname()}:{os.getpid()}"}
