@@ -84,6 +84,18 @@ def test_plots_are_made_on_demand_during_the_sweep_or_afterwards_from_its_folder
     assert missing.exit_code == 2 and "no sweep" in missing.output
 
 
+def test_the_cli_draws_plots_with_plots_and_takes_chunk_only_with_ray(tmp_path):
+    sweep_file = tmp_path / "s.toml"
+    sweep_file.write_text('scenario = "vicsek"\nsteps = 5\nset = ["species.particle.count=30"]\n'
+                          '[parameters]\neta = [1.0, 2.0]\n')
+    result = CliRunner().invoke(app, ["sweep", str(sweep_file), "--workers", "1", "--plots", "--out",
+                                      str(tmp_path / "out"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(list((tmp_path / "out" / "plots").glob("*.png"))) == 4
+    refused = CliRunner().invoke(app, ["sweep", str(sweep_file), "--chunk", "4", "--out", str(tmp_path / "o2")])
+    assert refused.exit_code == 2 and "--chunk" in refused.output and not (tmp_path / "o2").exists()
+
+
 def test_the_fork_server_warm_up_runs_the_task_once_and_never_raises(tmp_path):
     import pickle
 
