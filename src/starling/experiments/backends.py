@@ -46,6 +46,7 @@ class LocalBackend:
     def __init__(self, workers: int = 1, retries: int = 3):
         self.workers = max(1, int(workers))
         self.retries = retries
+        self._warmup_file: Optional[str] = None
 
     def start(self, warmup: Optional[dict] = None) -> None:
         """Start the fork server now, while the driver checks the sweep and prepares its output.
@@ -75,14 +76,15 @@ class LocalBackend:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-        self._warmup_file = path
+        if path is not None:
+            self._warmup_file = path
 
     def check(self) -> None:
         """Start the fork server (if :meth:`start` did not)."""
         self.start()
 
     def _cleanup(self) -> None:
-        path = getattr(self, "_warmup_file", None)
+        path = self._warmup_file
         if path:
             try:
                 os.unlink(path)
