@@ -50,7 +50,7 @@ def test_the_local_backend_runs_every_run_with_one_numba_thread_per_worker(local
 
 def test_the_output_holds_parquet_rows_a_summary_with_intervals_and_plots(tmp_path):
     out = tmp_path / "out"
-    output, summary = run_sweep_file(check_sweep({**TINY, "replicates": 3}), LocalBackend(1), out)
+    output, summary = run_sweep_file(check_sweep({**TINY, "replicates": 3}), LocalBackend(1), out, plots=True)
     runs = pl.read_parquet(out / "runs.parquet")
     assert runs.height == 6 and set(runs["status"]) == {"ok"}
     assert {"run", "seed", "eta", "particle.polarization", "wall_s", "status", "error"} <= set(runs.columns)
@@ -68,6 +68,60 @@ def test_the_output_holds_parquet_rows_a_summary_with_intervals_and_plots(tmp_pa
     plots = sorted(p.name for p in (out / "plots").iterdir())
     assert plots == sorted(f"particle.{m}--eta.png" for m in ("count", "polarization", "milling", "largest_group"))
     assert len(json.loads((out / "sweep.json").read_text())["fingerprint"]) == 40
+
+
+def test_plots_are_made_on_demand_during_the_sweep_or_afterwards_from_its_folder(tmp_path):
+    out = tmp_path / "out"
+    run_sweep_file(check_sweep(dict(TINY)), LocalBackend(1), out)
+    assert (out / "summary.parquet").is_file() and not (out / "plots").exists()  # no plots unless asked
+    result = CliRunner().invoke(app, ["sweep-plots", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    paths = json.loads(result.output.strip().splitlines()[-1])["plots"]
+    names = sorted(Path(p).name for p in paths)
+    assert names == sorted(f"particle.{m}--eta.png" for m in ("count", "polarization", "milling", "largest_group"))
+    assert all(Path(p).stat().st_size > 1000 for p in paths)
+    missing = CliRunner().invoke(app, ["sweep-plots", str(tmp_path / "nothing")])
+    assert missing.exit_code == 2 and "no sweep" in missing.output
+
+
+def test_the_cli_draws_plots_with_plots_and_takes_chunk_only_with_ray(tmp_path):
+    sweep_file = tmp_path / "s.toml"
+    sweep_file.write_text('scenario = "vicsek"\nsteps = 5\nset = ["species.particle.count=30"]\n'
+                          '[parameters]\neta = [1.0, 2.0]\n')
+    result = CliRunner().invoke(app, ["sweep", str(sweep_file), "--workers", "1", "--plots", "--out",
+                                      str(tmp_path / "out"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(list((tmp_path / "out" / "plots").glob("*.png"))) == 4
+    refused = CliRunner().invoke(app, ["sweep", str(sweep_file), "--chunk", "4", "--out", str(tmp_path / "o2")])
+    assert refused.exit_code == 2 and "--chunk" in refused.output and not (tmp_path / "o2").exists()
+
+
+def test_the_fork_server_warm_up_runs_the_task_once_and_never_raises(tmp_path):
+    import pickle
+
+    from starling.experiments import preload
+
+    task = check_sweep(dict(TINY)).task(check_sweep(dict(TINY)).runs()[0])
+    path = tmp_path / "warm.pickle"
+    path.write_bytes(pickle.dumps(task))
+    preload.warm_up(str(path))
+    assert not path.exists()  # read once, then removed
+    path.write_bytes(b"not a pickle")
+    preload.warm_up(str(path))  # a broken warm-up leaves the server running: the runs report their own errors
+    preload.warm_up(str(tmp_path / "missing.pickle"))
+
+
+def test_chunked_runs_give_the_same_rows_as_runs_one_by_one():
+    from starling.experiments import worker
+
+    sweep = check_sweep(dict(TINY))
+    tasks = [sweep.task(r) for r in sweep.runs()]
+    one_by_one = [worker.execute(t) for t in tasks]
+    chunked = worker.execute_many(tasks[:3]) + worker.execute_many(tasks[3:])
+    assert _metrics(chunked) == _metrics(one_by_one)
+    assert RayBackend(chunk=3).chunk_size(40, 2) == 3
+    assert RayBackend().chunk_size(40, 2) == 5 and RayBackend().chunk_size(3, 2) == 1
+    assert RayBackend().chunk_size(100_000, 2) == RayBackend.MAX_CHUNK
 
 
 def test_a_run_that_raises_is_recorded_and_the_sweep_goes_on(tmp_path):
@@ -188,6 +242,14 @@ def test_ray_gives_the_same_metrics_as_local_processes_for_the_same_seeds(local_
     output, _ = run_sweep_file(check_sweep(dict(TINY)), RayBackend(2), tmp_path / "out")
     assert all(r["status"] == "ok" and r["threads"] == 1 for r in output.rows)
     assert _metrics(output.rows) == _metrics(local_rows)
+
+
+@pytest.mark.slow
+def test_ray_chunks_give_the_same_metrics_as_one_run_per_task(local_rows, ray_local, tmp_path):
+    one, _ = run_sweep_file(check_sweep(dict(TINY)), RayBackend(2, chunk=1), tmp_path / "one")
+    three, _ = run_sweep_file(check_sweep(dict(TINY)), RayBackend(2, chunk=3), tmp_path / "three")
+    assert len(one.rows) == len(three.rows) == 4
+    assert _metrics(one.rows) == _metrics(three.rows) == _metrics(local_rows)
 
 
 @pytest.mark.slow

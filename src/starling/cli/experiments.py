@@ -140,9 +140,14 @@ def sweep(
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Output folder (default sweeps/FILE-STEM)."),
     resume: bool = typer.Option(False, "--resume", help="Finish an interrupted sweep: run only what --out lacks."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (counts, paths, summary)."),
+    plots: bool = typer.Option(False, "--plots", help="Also draw each metric against each parameter (PNGs in "
+                               "OUT/plots; about a second; `starling sweep-plots OUT` draws them later)."),
+    chunk: Optional[int] = typer.Option(None, "--chunk", min=1, help="--backend ray: runs per Ray task (default: "
+                                        "a few tasks per CPU; 1 sends each run alone)."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
-    """Run a sweep file: every parameter set × replicate, locally or on Ray; Parquet rows, summary, plots."""
+    """Run a sweep file: every parameter set × replicate, locally or on Ray; Parquet rows and a summary
+    (and with --plots, plots)."""
     from ..experiments.backends import make_backend
     from ..experiments.driver import run_sweep_file
     from ..experiments.sweep_file import load_sweep
@@ -152,6 +157,8 @@ def sweep(
         _fail(f"--backend: {backend!r} is not local or ray")
     if address is not None and backend != "ray":
         _fail("--address: only with --backend ray")
+    if chunk is not None and backend != "ray":
+        _fail("--chunk: only with --backend ray")
     try:
         plan = load_sweep(file)
     except ConfigError as e:
@@ -176,8 +183,8 @@ def sweep(
 
         t0 = time.perf_counter()
         try:
-            output, summary = run_sweep_file(plan, make_backend(backend, workers, address), target, resume=resume,
-                                             on_start=on_start, on_row=on_row)
+            output, summary = run_sweep_file(plan, make_backend(backend, workers, address, chunk=chunk), target,
+                                             resume=resume, on_start=on_start, on_row=on_row, plots=plots)
         except ConfigError as e:
             _config_fail(e)
         except KeyboardInterrupt:
@@ -207,4 +214,23 @@ def sweep(
     out.print(table)
     out.print(f"{counts['ok']} runs ok, {counts['failed']} failed"
               + (f", {state['skipped']} already done" if state.get("skipped") else "")
-              + f" in {wall:.1f} s; results in {target}", highlight=False)
+              + f" in {wall:.1f} s; results in {target}"
+              + ("" if plots else f" (plots: starling sweep-plots {target})"), highlight=False)
+
+
+@app.command("sweep-plots")
+def sweep_plots(
+    out_dir: Path = typer.Argument(..., help="A sweep's output folder (what `starling sweep` wrote)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the plots' paths as JSON."),
+) -> None:
+    """Draw a finished (or interrupted) sweep's plots: each metric against each parameter, OUT/plots/*.png."""
+    from ..experiments.results import plot_folder
+
+    try:
+        paths = plot_folder(out_dir)
+    except ConfigError as e:
+        _config_fail(e)
+    if as_json:
+        sys.stdout.write(json.dumps({"out": str(out_dir), "plots": [str(p) for p in paths]}) + "\n")
+        return
+    out.print(f"{len(paths)} plots in {out_dir / 'plots'}", highlight=False)

@@ -8,9 +8,12 @@ retries on Ray — and only then recorded as failed.
 """
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
+import pickle
 import socket
+import tempfile
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -43,19 +46,58 @@ class LocalBackend:
     def __init__(self, workers: int = 1, retries: int = 3):
         self.workers = max(1, int(workers))
         self.retries = retries
+        self._warmup_file: Optional[str] = None
 
-    def check(self) -> None:
-        """Start the fork server now: it imports Starling while the sweep's output is prepared."""
-        self._context()
+    def start(self, warmup: Optional[dict] = None) -> None:
+        """Start the fork server now, while the driver checks the sweep and prepares its output.
+
+        The server imports Starling and runs ``warmup`` (the sweep's first run) for a few
+        steps, so every worker forked from it starts with the scenario's kernels loaded.
+        Called again (another sweep in this process), it finds the server running.
+        """
         from multiprocessing import forkserver
 
-        forkserver.ensure_running()
+        self._context()
+        env = {"NUMBA_THREADING_LAYER": "workqueue", "NUMBA_NUM_THREADS": "1"}
+        path = None
+        # a server already running (this process ran a sweep before) stays: it is warm for that sweep
+        if warmup is not None and getattr(forkserver._forkserver, "_forkserver_pid", None) is None:
+            fd, path = tempfile.mkstemp(prefix="starling-warmup-", suffix=".pickle")
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(warmup, fh)
+            env[worker.WARMUP_ENV] = path
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            forkserver.ensure_running()  # the server takes its environment from here, now
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        if path is not None:
+            self._warmup_file = path
+
+    def check(self) -> None:
+        """Start the fork server (if :meth:`start` did not)."""
+        self.start()
+
+    def _cleanup(self) -> None:
+        path = self._warmup_file
+        if path:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            self._warmup_file = None
 
     @staticmethod
     def _context():
         ctx = multiprocessing.get_context("forkserver")
-        # the fork server imports the simulation once; every worker forked from it starts with it loaded
-        ctx.set_forkserver_preload(["starling.experiments.worker", "starling.simulation"])
+        # the fork server imports the simulation once (and warms the sweep's kernels);
+        # every worker forked from it starts with them loaded
+        ctx.set_forkserver_preload(["starling.experiments.preload"])
         return ctx
 
     def run(self, tasks: list[dict], on_result: OnResult) -> None:
@@ -86,6 +128,7 @@ class LocalBackend:
                         else:
                             pending.appendleft(task)
                     # the pool is broken: leave the with-block and start a fresh one
+        self._cleanup()
 
 
 class RayBackend:
@@ -94,19 +137,33 @@ class RayBackend:
     Each task asks for one CPU and runs with one Numba thread; Ray re-runs a task whose
     worker died up to ``retries`` times. Nodes of a cluster need Starling installed
     (the same version) — the tasks carry the scenario's config, not its files.
+
+    Runs travel in chunks of ``chunk`` runs per Ray task (default: about
+    :data:`CHUNKS_PER_CPU` tasks per CPU, at most :data:`MAX_CHUNK` runs each), which
+    saves Ray's per-task cost on short runs; each run is still built from its own seed,
+    so the numbers do not depend on the chunking. A chunk's rows arrive together.
     """
 
     name = "ray"
+    CHUNKS_PER_CPU = 4
+    MAX_CHUNK = 16
 
-    def __init__(self, workers: Optional[int] = None, address: Optional[str] = None, retries: int = 3):
+    def __init__(self, workers: Optional[int] = None, address: Optional[str] = None, retries: int = 3,
+                 chunk: Optional[int] = None):
         self.workers = workers
         self.address = address
         self.retries = retries
+        self.chunk = chunk
 
     def check(self) -> None:
         """Refuse an unreachable ``address`` before anything is written."""
         if self.address:
             _reachable(self.address)
+
+    def chunk_size(self, runs: int, cpus: int) -> int:
+        if self.chunk is not None:
+            return max(1, int(self.chunk))
+        return max(1, min(self.MAX_CHUNK, math.ceil(runs / (max(1, cpus) * self.CHUNKS_PER_CPU))))
 
     def run(self, tasks: list[dict], on_result: OnResult) -> None:
         import ray
@@ -121,20 +178,24 @@ class RayBackend:
             else:
                 ray.init(num_cpus=self.workers, **options)
         try:
-            remote = ray.remote(num_cpus=1, max_retries=self.retries, retry_exceptions=False)(worker.execute)
+            cpus = int(ray.cluster_resources().get("CPU", 1))
+            size = self.chunk_size(len(tasks), cpus)
+            remote = ray.remote(num_cpus=1, max_retries=self.retries, retry_exceptions=False)(worker.execute_many)
             refs = {}
-            for task in tasks:
-                refs[remote.remote(task)] = task
+            for i in range(0, len(tasks), size):
+                chunk = tasks[i:i + size]
+                refs[remote.remote(chunk)] = chunk
             while refs:
                 done, _ = ray.wait(list(refs), num_returns=1)
                 for ref in done:
-                    task = refs.pop(ref)
+                    chunk = refs.pop(ref)
                     try:
-                        row = ray.get(ref)
+                        rows = ray.get(ref)
                     except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
                             ray.exceptions.RayTaskError) as exc:
-                        row = _died(task, self.retries + 1, type(exc).__name__)
-                    on_result(row)
+                        rows = [_died(task, self.retries + 1, type(exc).__name__) for task in chunk]
+                    for row in rows:
+                        on_result(row)
         finally:
             if started_here:
                 ray.shutdown()
@@ -154,9 +215,9 @@ def _reachable(address: str, timeout: float = 5.0) -> None:
         raise ConnectionError(f"nothing answers at {host}:{port} ({exc.strerror or exc})") from None
 
 
-def make_backend(name: str, workers: Optional[int], address: Optional[str]):
+def make_backend(name: str, workers: Optional[int], address: Optional[str], chunk: Optional[int] = None):
     if name == "local":
         return LocalBackend(workers or os.cpu_count() or 1)
     if name == "ray":
-        return RayBackend(workers, address)
+        return RayBackend(workers, address, chunk=chunk)
     raise ValueError(f"backend must be local or ray, not {name!r}")

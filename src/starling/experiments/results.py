@@ -132,8 +132,12 @@ class SweepOutput:
             out.append(item)
         return out
 
-    def finish(self) -> list[dict]:
-        """Write the table, the summary and the plots; returns the summary."""
+    def finish(self, plots: bool = False) -> list[dict]:
+        """Write the table and the summary (and with ``plots`` the plots); returns the summary.
+
+        Plots cost about a second (matplotlib and one PNG per metric and parameter), so they
+        are made on demand: ``starling sweep --plots``, or afterwards ``starling sweep-plots OUT``
+        (:func:`plot_folder`)."""
         import polars as pl
 
         self._log.close()
@@ -143,7 +147,8 @@ class SweepOutput:
             frame = pl.DataFrame(summary, infer_schema_length=None)
             _atomic_parquet(frame, self.dir / "summary.parquet")
             frame.write_csv(self.dir / "summary.csv")
-        plot_summary(self, summary)
+        if plots:
+            plot_summary(self, summary)
         return summary
 
 
@@ -163,26 +168,45 @@ def _atomic_parquet(frame, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def plot_summary(output: SweepOutput, summary: list[dict]) -> list[Path]:
+def plot_summary(output: SweepOutput, summary: Optional[list[dict]] = None) -> list[Path]:
     """One PNG per metric and parameter: each run as a dot, the means with their 95 % intervals."""
+    return plot_runs(output.dir, output.rows, output.columns, output.params, output.sweep.spec.design,
+                     output.sweep.spec.scenario)
+
+
+def plot_folder(out_dir: Path) -> list[Path]:
+    """The plots of a sweep's output folder (``sweep.json`` and ``runs.jsonl``), made after the sweep."""
+    out_dir = Path(out_dir)
+    meta_path = out_dir / "sweep.json"
+    if not meta_path.is_file():
+        raise ConfigError([Problem("OUT", f"{out_dir} holds no sweep (no sweep.json)")])
+    meta = json.loads(meta_path.read_text())
+    spec = meta["spec"]
+    return plot_runs(out_dir, _read_rows(out_dir / "runs.jsonl"), meta["columns"], list(spec.get("parameters") or {}),
+                     spec.get("design", "grid"), spec.get("scenario", ""))
+
+
+def plot_runs(out_dir: Path, rows: list[dict], columns: list[str], params: list[str], design: str,
+              scenario: str) -> list[Path]:
+    """Write ``out_dir/plots/METRIC--PARAMETER.png`` for every metric and parameter; the paths."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    folder = output.dir / "plots"
+    folder = Path(out_dir) / "plots"
     folder.mkdir(exist_ok=True)
     written = []
-    ok = [r for r in output.rows if r["status"] == "ok"]
-    for c in output.columns:
-        for p in output.params:
+    ok = [r for r in rows if r["status"] == "ok"]
+    for c in columns:
+        for p in params:
             xs = [r[p] for r in ok if _number(r.get(p)) and _number(r.get(c))]
             ys = [r[c] for r in ok if _number(r.get(p)) and _number(r.get(c))]
             if not xs:
                 continue
             fig, ax = plt.subplots(figsize=(6.0, 4.0), dpi=110)
             ax.plot(xs, ys, "o", color="0.65", markersize=3, label="runs")
-            if output.sweep.spec.design == "grid":
+            if design == "grid":
                 by_value: dict = {}
                 for x, y in zip(xs, ys):
                     by_value.setdefault(x, []).append(y)
@@ -191,12 +215,12 @@ def plot_summary(output: SweepOutput, summary: list[dict]) -> list[Path]:
                 halves = [_half_interval(by_value[v]) for v in values]
                 ax.errorbar(values, means, yerr=halves, fmt="-o", capsize=3, color="C0",
                             label="mean, 95 % interval" + (" (over the other parameters too)"
-                                                           if len(output.params) > 1 else ""))
+                                                           if len(params) > 1 else ""))
             ax.set_xlabel(p)
             ax.set_ylabel(c)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
-            ax.set_title(f"{output.sweep.spec.scenario}: {c} against {p}", fontsize=10)
+            ax.set_title(f"{scenario}: {c} against {p}", fontsize=10)
             fig.tight_layout()
             path = folder / f"{c}--{p}.png"
             fig.savefig(path)

@@ -15,12 +15,18 @@ import traceback
 
 import numpy as np
 
+# the local backend's fork server runs the task pickled at this path for a few steps (preload.py)
+WARMUP_ENV = "STARLING_SWEEP_WARMUP"
+
 
 def init_worker() -> None:
     """One Numba thread per worker: the sweep's parallelism is its workers."""
     import numba
 
     numba.set_num_threads(1)
+
+
+_threads_set = False
 
 
 def _values(sim) -> dict:
@@ -58,9 +64,10 @@ def build(task: dict):
 
 def execute(task: dict) -> dict:
     """Run one task; the row of results (metrics, wall time, status, error)."""
-    if os.environ.get("STARLING_SWEEP_THREADS_SET") != "1":
-        init_worker()
-        os.environ["STARLING_SWEEP_THREADS_SET"] = "1"
+    global _threads_set
+    if not _threads_set:  # a Ray worker: no initializer ran (a module flag, not the environment, which
+        init_worker()     # a process started from this one would inherit)
+        _threads_set = True
     t0 = time.perf_counter()
     row = {"run": task["id"], "index": task["index"], "seed": task["seed"], **task["params"],
            "status": "ok", "error": None, "worker": f"{socket.gethostname()}:{os.getpid()}"}
@@ -103,3 +110,8 @@ def execute(task: dict) -> dict:
     row["threads"] = numba.get_num_threads()
     row["wall_s"] = time.perf_counter() - t0
     return row
+
+
+def execute_many(tasks: list[dict]) -> list[dict]:
+    """Run several tasks one after the other (a chunk of a sweep: one Ray task, fewer round trips)."""
+    return [execute(task) for task in tasks]
