@@ -110,3 +110,21 @@ def test_a_live_edit_steps_like_a_fresh_build_from_the_edited_config(name, data)
         assert a.keys() == b.keys()
         for key in a:
             assert np.array_equal(a[key], b[key], equal_nan=True), (key, picks)
+
+
+def test_an_animal_can_be_inspected_between_a_reconfigure_and_the_next_step():
+    """The live app inspects a selected animal on every frame, also the one right after an edit."""
+    import starling
+
+    sim = starling.load_scenario("flock", seed=1)
+    sim.step(3)
+    data = sim.config_data()
+    data["species"][0]["groups"].append({"label": "g2", "query": {"targets": ["bird"]},
+                                         "behaviors": [{"kind": "separation"}]})
+    sim.reconfigure(data)
+    uid = int(sim.population("bird").uid[-1])  # a row far past any initial buffer capacity
+    info = sim.inspect("bird", uid)
+    assert info is not None and info["uid"] == uid and len(info["desired_velocity"]) == 3
+    sim.step(1)
+    kinds = [b["kind"] for b in sim.inspect("bird", uid)["behaviors"]]
+    assert kinds.count("separation") == 2

@@ -551,7 +551,9 @@ class Simulation:
             "neighbors": [],
             "rays": [],
             "behaviors": [],
-            "desired_velocity": [float(x) for x in pipeline.desired[row]],
+            # a pipeline rebuilt by reconfigure has no desired velocities until its first step
+            "desired_velocity": ([float(x) for x in pipeline.desired[row]] if row < len(pipeline.desired)
+                                 else [0.0, 0.0, 0.0]),
             "fov_deg": float(cfg.groups[0].query.fov_deg) if cfg.groups else 360.0,
             "view_distance": float(cfg.groups[0].query.max_distance) if cfg.groups else 0.0,
         }

@@ -75,7 +75,7 @@ def page(browser, live_server):
     context = browser.new_context(viewport={"width": 960, "height": 640})
     tab = context.new_page()
     problems: list[str] = []
-    tab.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    tab.on("pageerror", lambda exc: problems.append(f"page error: {exc}\n{getattr(exc, 'stack', '')}"))
     tab.on("console", lambda msg: problems.append(f"console error: {msg.text}") if msg.type == "error" else None)
     tab.goto(live_server.url)
     tab.wait_for_function("() => window.__starling && window.__starling.state().framesApplied > 2", timeout=60_000)

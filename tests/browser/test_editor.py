@@ -259,7 +259,7 @@ def test_restart_reset_and_frame_all_from_the_top_bar(editor):
 
     page.locator("#restart").click()  # from the first step, the edit kept
     page.wait_for_function(f"() => {STATE}.acks.some(a => a.action === 'restart')", timeout=120_000)
-    assert page.evaluate(f"() => {STATE}.step") < step
+    page.wait_for_function(f"() => {STATE}.step < {step}", timeout=60_000)  # the restarted run's frames
     page.wait_for_function(f"() => {STATE}.counts.bird === 700", timeout=60_000)
 
     page.locator("#reset").click()  # as shipped

@@ -299,8 +299,11 @@ def test_a_simulation_that_cannot_keep_real_time_says_so_with_its_speed(runner_f
 def test_a_pride_is_labelled_over_its_heads_and_a_catch_is_told_to_every_viewer(runner_factory):
     runner, sink = runner_factory(loader=scenario_loader((), "savannah"), seed=3)
     runner.submit(None, P.SwitchScenario(type="scenario", name="savannah", seed=3))
-    wait_for(lambda: sink.status and sink.status[-1].get("scenario") == "savannah"
-             and sink.status[-1].get("labels", {}).get("lion"), what="labels for the lions")
+    def ranked() -> bool:  # ranks are drawn in the first step after the load
+        lions = sink.status[-1].get("labels", {}).get("lion") if sink.status else None
+        return (sink.status[-1].get("scenario") == "savannah" and bool(lions)
+                and sorted(t.split(" · ")[0] for _, t in lions) == ["#1", "#2", "#3"])
+    wait_for(ranked, what="ranked labels for the lions")
     status = sink.status[-1]
     lions = status["labels"]["lion"]
     uids = sorted(u for u, _ in lions)

@@ -513,6 +513,8 @@ class SpeciesPipeline:
             return None
         i = int(hits[0])
         r = self.results
+        if i >= self.desired.shape[0] or i >= r.direction.shape[1]:
+            return None  # rebuilt (reconfigured) and not stepped yet: nothing to show this frame
         behaviours = []
         for slot in self.slots:
             if slot.row >= r.behaviours:

@@ -114,7 +114,13 @@ export class Form {
     return this.editor.getValue();
   }
 
+  /**
+   * Take the form off the page. The library's own destroy() is not called: it may still
+   * have a change queued from the last edit, which then runs against the torn-down editor
+   * and throws; an editor that is only unhooked and detached is collected with its DOM.
+   */
   destroy(): void {
-    this.editor.destroy();
+    this.editor.off("change");
+    this.holder.remove();
   }
 }
