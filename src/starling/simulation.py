@@ -447,10 +447,12 @@ class Simulation:
             pop = world.population(pipeline.name)
             if pop.n == 0:
                 continue
+            turn = pipeline.turn_scale_for(pop.n)  # only brains of movers with a rotation limit set one
             mover.move(pop.position, pop.velocity, pop.forward, pop.up, pipeline.desired[: pop.n], dt,
                        wrap=wrap, parallel=pop.n >= PARALLEL_THRESHOLD,
                        speed_scale=pipeline.speed_scale_for(pop.n), accel_scale=pipeline.accel_scale_for(pop.n),
-                       drawn={name: pop.component(comp) for name, comp in draws})
+                       drawn={name: pop.component(comp) for name, comp in draws},
+                       **({} if turn is None else {"turn_scale": turn}))
         yield "systems after the move"
         for system in self.systems:
             system.after_move(self, dt)

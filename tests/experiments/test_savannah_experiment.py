@@ -62,3 +62,16 @@ def test_the_command_prints_every_field_as_json(tmp_path):
     for name in ("csv", "parquet", "json", "png"):
         assert (tmp_path / f"savannah.{name}").stat().st_size > 0
     assert (tmp_path / "runs" / "runs.parquet").exists()
+
+
+def test_overrides_reach_every_run_of_the_protocol():
+    plan = check_sweep(sweep_spec(2, overrides=("faithful=true",)), "savannah experiment")
+    assert all("faithful=true" in plan.task(r)["overrides"] for r in plan.runs())
+
+
+def test_the_savannah_refuses_options_of_the_parameter_sweeps_instead_of_ignoring_them(tmp_path):
+    result = CliRunner().invoke(app, ["experiment", "savannah", "--values", "1,2", "--seeds", "3",
+                                      "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--values, --seeds do not apply" in result.output
+    assert not (tmp_path / "runs").exists()

@@ -1,5 +1,6 @@
 """The savannah's pride: a synchronized attack, the catch rule, stop conditions, pack against alone."""
 import copy
+import math
 
 import numpy as np
 import pytest
@@ -160,3 +161,56 @@ def test_a_lion_that_loses_the_herd_keeps_its_attack_point_unless_faithful():
         lion.component("state")[0] = names.index("stalking")
         _pack(sim).before_behaviors(sim, sim.dt)
         assert lion.component("goal_on")[0] == expected, faithful
+
+
+def _turn_after_one_step(sim, row):
+    """Face +z, move +x, step once: the yaw's turn in degrees (the rotation limit binds)."""
+    zebra = sim.world.population("zebra")
+    zebra.forward[row] = (0.0, 0.0, 1.0)
+    zebra.velocity[row] = (1.2, 0.0, 0.0)
+    sim.step()
+    return math.degrees(math.atan2(zebra.forward[row, 0], zebra.forward[row, 2]))
+
+
+def test_a_lone_zebra_turns_at_five_degrees_a_second_a_herded_one_at_forty_five():
+    sim = starling.load_scenario("savannah", overrides=["lions=1", "zebras=2"], seed=1, record_debug=False)
+    zebra = sim.world.population("zebra")
+    names = [s.name for s in sim.scenario.species[0].brain.states]
+    zebra.position[0] = (0.0, 0.0, 0.0)
+    zebra.position[1] = (100.0, 0.0, 0.0)                 # 100 m apart: each alone (mates within 30 m: none)
+    sim.step()
+    assert [names[int(s)] for s in zebra.component("state")[:2]] == ["alone", "alone"]
+    assert _turn_after_one_step(sim, 0) == pytest.approx(5.0 * sim.dt, abs=1e-3)      # 0.1° in a 0.02 s step
+    zebra.position[1] = (10.0, 0.0, 0.0)                  # a herd mate within 30 m
+    sim.step()
+    assert [names[int(s)] for s in zebra.component("state")[:2]] == ["idle", "idle"]
+    assert _turn_after_one_step(sim, 0) == pytest.approx(45.0 * sim.dt, abs=1e-3)     # 0.9°
+
+
+def test_a_state_cannot_limit_the_rotation_of_a_mover_without_one():
+    data, label = _data()
+    data["species"][0]["mover"] = {"kind": "constant_speed", "max_speed": 7.0, "planar": True}
+    scenario = validate_scenario(data, label)
+    with pytest.raises(ConfigError, match=r"species\.zebra\.brain\.states\.1\.max_rotation_deg: the mover "
+                                          r"'constant_speed' has no rotation limit"):
+        Simulation(scenario, record_debug=False)
+
+
+def test_an_attacking_lion_keeps_its_zebra_and_leads_it_unless_faithful():
+    for faithful in (False, True):
+        sim = starling.load_scenario("savannah", overrides=["lions=1", "zebras=2", f"faithful={str(faithful).lower()}"],
+                                     seed=1, record_debug=False)
+        lion = sim.world.population("lion")
+        zebra = sim.world.population("zebra")
+        names = [s.name for s in sim.scenario.species[1].brain.states]
+        lion.position[0] = (0.0, 0.0, 0.0)
+        zebra.position[:2] = [(0.0, 0.0, 40.0), (30.0, 0.0, 0.0)]    # 40 m north, 30 m east
+        zebra.velocity[:2] = [(4.0, 0.0, 0.0), (0.0, 0.0, 0.0)]
+        lion.component("state")[0] = names.index("attacking")
+        lion.component("prey_uid")[0] = float(zebra.uid[0])          # chasing the northern one
+        _pack(sim).before_behaviors(sim, sim.dt)
+        goal = (lion.component("goal_x")[0], lion.component("goal_z")[0])
+        if faithful:   # the nearest, where it is
+            assert goal == pytest.approx((30.0, 0.0))
+        else:          # kept (30 m is not under half of 40 m), led min(40 / 1, 1.5) s at 4 m/s east
+            assert goal == pytest.approx((6.0, 40.0)) and lion.component("prey_uid")[0] == zebra.uid[0]

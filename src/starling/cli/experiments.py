@@ -54,7 +54,13 @@ def experiment(
 
     _load_plugins(plugin)
     if name == "savannah":
-        _savannah(runs_per_setup, workers, out_dir or Path("experiments") / "savannah", as_json)
+        unused = [flag for flag, given in (("--values", values), ("--seeds", seeds), ("--average", average))
+                  if given is not None]
+        if unused:
+            _fail(f"experiment savannah: {', '.join(unused)} do not apply (its setups are fixed; runs per setup: "
+                  "--runs-per-setup, seeds 1..N)")
+        _savannah(runs_per_setup, workers, out_dir or Path("experiments") / "savannah", as_json, tuple(set_),
+                  steps)
         return
     if name not in EXPERIMENTS:
         _fail(f"experiment: unknown {name!r}; known: {', '.join(sorted([*EXPERIMENTS, *PROTOCOLS]))}")
@@ -87,7 +93,8 @@ def experiment(
               highlight=False)
 
 
-def _savannah(runs_per_setup: int, workers: Optional[int], out_dir: Path, as_json: bool) -> None:
+def _savannah(runs_per_setup: int, workers: Optional[int], out_dir: Path, as_json: bool,
+              overrides: tuple[str, ...] = (), steps: Optional[int] = None) -> None:
     """The savannah's 6 setups × ``runs_per_setup`` runs with a progress bar, then the thesis' tables."""
     from ..experiments import savannah
 
@@ -105,7 +112,8 @@ def _savannah(runs_per_setup: int, workers: Optional[int], out_dir: Path, as_jso
             progress.update(state["task"], advance=1, caught=state["caught"])
 
         try:
-            result = savannah.run(runs_per_setup, workers, out_dir, on_start=on_start, on_row=on_row)
+            result = savannah.run(runs_per_setup, workers, out_dir, on_start=on_start, on_row=on_row,
+                                  overrides=overrides, **({} if steps is None else {"steps": steps}))
         except ConfigError as e:
             _config_fail(e)
     result["files"] = savannah.write_outputs(result, out_dir)

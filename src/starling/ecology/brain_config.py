@@ -28,7 +28,8 @@ transition fires within one second while its conditions hold; each step it fires
 law at every frame rate (the test runs dt = 1/30 and 1/240).
 
 Each **state** can override how the species moves: ``max_speed`` (m/s) replaces the
-mover's top speed, ``target_speed`` is the cruising speed the ``cruise`` behaviour asks
+mover's top speed, ``max_rotation_deg`` its rotation limit (the ``yaw`` mover: seed 001's
+lone zebra turns at 5°/s, a herded one at 45°/s), ``target_speed`` is the cruising speed the ``cruise`` behaviour asks
 for, ``acceleration`` scales every acceleration rate, ``emergency = true`` multiplies
 it again by the brain's ``emergency_acceleration`` (seed 004: afraid fish and attacking
 predators accelerate harder), ``weights`` scales behaviours' desires (by label or kind),
@@ -120,6 +121,9 @@ class State(StrictModel):
     max_speed: Optional[float] = Field(None, gt=0, description="Top speed in this state, m/s (default: the mover's).")
     target_speed: Optional[float] = Field(None, ge=0, description="Cruising speed the 'cruise' behaviour asks for, m/s.")
     acceleration: float = Field(1.0, gt=0, description="Factor on every acceleration rate of the mover.")
+    max_rotation_deg: Optional[float] = Field(
+        None, gt=0, description="Largest turn of the body in this state, degrees/s (default: the mover's; "
+        "movers with a rotation limit only, such as yaw).")
     emergency: bool = Field(False, description="Accelerate harder (times the brain's emergency_acceleration).")
     weights: dict[str, float] = Field(default_factory=dict,
                                       description="Factor on a behaviour's desires, by label or kind.")

@@ -24,6 +24,7 @@ from typing import Optional
 import numpy as np
 from numba import njit
 
+from ..errors import ConfigError, Problem
 from ..steering import registry
 from ..systems import Access, ComponentSpec, System, specs
 from .actions import ActionContext
@@ -65,7 +66,7 @@ class Brain:
     """
 
     def __init__(self, cfg: BrainConfig, behaviour_rows: list[tuple[int, str, str]], rows: int,
-                 mover_max_speed: float, tag_bits=lambda names: 0):
+                 mover_max_speed: float, tag_bits=lambda names: 0, mover_rotation_deg: Optional[float] = None):
         self.cfg = cfg
         self.names = [s.name for s in cfg.states]
         self.ids = {name: i for i, name in enumerate(self.names)}
@@ -73,12 +74,16 @@ class Brain:
         m = len(self.names)
         self.speed_factor = np.ones(m, np.float32)
         self.accel_factor = np.ones(m, np.float32)
+        #: per state: the factor on the mover's rotation limit (``turns``: some state sets one)
+        self.turn_factor = np.ones(m, np.float32)
         self.target_speed = np.full(m, -1.0, np.float32)
         self.weights = np.ones((m, rows), np.float32)
         for s, st in enumerate(cfg.states):
             if st.max_speed is not None:
                 self.speed_factor[s] = st.max_speed / mover_max_speed
             self.accel_factor[s] = st.acceleration * (cfg.emergency_acceleration if st.emergency else 1.0)
+            if st.max_rotation_deg is not None and mover_rotation_deg:
+                self.turn_factor[s] = st.max_rotation_deg / mover_rotation_deg
             if st.target_speed is not None:
                 self.target_speed[s] = st.target_speed
             for row, label, kind in behaviour_rows:
@@ -92,6 +97,7 @@ class Brain:
                     w = 0.0
                 self.weights[s, row] = w
         self.modulates_desires = bool((self.weights != 1.0).any())
+        self.turns = bool((self.turn_factor != 1.0).any())
         #: per state: the registered actions (spec, params) run for the animals entering it
         self.on_enter = [[(registry.get_brain_action(p.kind), p) for p in st.on_enter] for st in cfg.states]
         self.acts = any(self.on_enter)
@@ -300,7 +306,14 @@ class _Mind:
         slot_rows = [(slot.row, slot.params.label or slot.spec.name, slot.spec.name) for slot in view.pipeline.slots]
         self.brain: Optional[Brain] = None
         if cfg is not None:
-            self.brain = Brain(cfg, slot_rows, view.pipeline.results.behaviours, view.mover_max, world.tag_bits)
+            rotation = getattr(view.cfg.mover, "max_rotation_deg", None)
+            turning = [k for k, st in enumerate(cfg.states) if st.max_rotation_deg is not None]
+            if turning and rotation is None:
+                raise ConfigError([Problem(f"species.{view.name}.brain.states.{k}.max_rotation_deg",
+                                           f"the mover {view.cfg.mover.kind!r} has no rotation limit to change "
+                                           "(the yaw mover has: max_rotation_deg)") for k in turning])
+            self.brain = Brain(cfg, slot_rows, view.pipeline.results.behaviours, view.mover_max, world.tag_bits,
+                               mover_rotation_deg=rotation)
             before = getattr(view.before, "brain", None) if view.before is not None else None
             old_names = [st.name for st in before.states] if before is not None else None
             if old_names and pop.n and old_names != self.brain.names:  # a reconfigured brain keeps states by name

@@ -6,7 +6,8 @@ species' per-animal factors into its pipeline: on the top speed (fatigue below
 drawn ``[species.variation] max_speed``), on every acceleration rate (fatigue, the
 state's ``acceleration`` and emergency factor, the drawn ``acceleration``) and on each
 behaviour's desires (the state's ``weights``/``enabled``/``disabled``, the drawn
-``weights``). It owns the drawn factors of ``[species.variation]`` and draws them, and
+``weights``), and on the rotation limit where a brain state sets ``max_rotation_deg``.
+It owns the drawn factors of ``[species.variation]`` and draws them, and
 its ``components`` start values, when an animal enters.
 """
 from __future__ import annotations
@@ -58,6 +59,7 @@ class _Factors:
         self.modulates_desires = bool(self.weight_vars) or (brain is not None and brain.modulates_desires)
         self._speed = np.ones(0, np.float32)
         self._accel = np.ones(0, np.float32)
+        self._turn = np.ones(0, np.float32)
         self._desire = np.ones((self.rows, 0), np.float32)
         # which behaviour rows each drawn weight multiplies (k, rows), and neutral tables for the kernels
         self.var_rows = np.zeros((len(self.weight_vars), self.rows), np.bool_)
@@ -71,6 +73,8 @@ class _Factors:
         if not self.modulates_speed:
             pipeline.speed_scale = None
             pipeline.accel_scale = None
+        if brain is None or not brain.turns:
+            pipeline.turn_scale = None
         if not self.modulates_desires:
             pipeline.desire_scale = None
 
@@ -178,6 +182,11 @@ class FactorsSystem(System):
                 f._speed[:n], f._accel[:n])
             pipeline.speed_scale = f._speed
             pipeline.accel_scale = f._accel
+        if f.brain is not None and f.brain.turns:
+            if f._turn.shape[0] < n:
+                f._turn = np.ones(max(n, pop.capacity), np.float32)
+            f._turn[:n] = f.brain.turn_factor[state[:n].astype(np.int64)]
+            pipeline.turn_scale = f._turn
         if f.modulates_desires:
             if f._desire.shape[1] < n:
                 f._desire = np.ones((f.rows, max(n, pop.capacity)), np.float32)

@@ -9,15 +9,29 @@ conditions and the steering read, as per-animal components the scenario declares
 * ``herd_x``, ``herd_z``, ``herd_on`` — the centre of the zebras the animal sees (within
   ``sight``): what ``flee_herd`` keeps away from while preparing;
 * ``goal_x``, ``goal_z``, ``goal_on`` — what ``seek_goal`` steers to: while preparing the
-  **attack point** ``herd centre + direction · mean herd radius · attack_distance_factor``
-  (8), where the direction runs from the centre toward the lion for the alpha (and a
-  lone lion) and from the alpha through the centre for the others; while attacking the
-  nearest zebra it sees, re-chosen every step; while eating the carcass. A preparing lion
-  that loses sight of the herd keeps its last attack point (the seed divides by an empty
-  herd there and steers nowhere, which ``faithful = true`` reproduces);
+  **attack point** on the line from the herd's centre along a direction that runs from the
+  centre toward the lion for the alpha (and a lone lion) and from the alpha through the
+  centre for the others; while attacking its prey (``prey_uid``); while eating the carcass;
 * ``pack_ready`` — 1 once every lion of the pride is within ``position_threshold`` (20 m)
   of its attack point (the seed's ``AllInPositionForAttack``): the brain's signal to attack
   together; ``pack_fed`` — 1 once any of them caught a zebra (the seed's ``NotifyCatch``).
+
+The author lists the weaknesses of his lions (seed 001, 6.2); by default three of them are
+fixed here, and ``faithful = true`` hunts exactly as the seed's code does:
+
+=====================  ===============================================  =====================================
+weakness               default                                          faithful
+=====================  ===============================================  =====================================
+attack distance grows  the point is ``attack_standoff`` (70 m) beyond   ``attack_distance_factor`` (8) × the
+with the herd's spread the herd's mean radius                           mean radius from the centre
+hesitation between     keep the chosen zebra until another is closer    the nearest zebra, re-chosen every
+the closest zebras     than ``commit_ratio`` (0.5) × its distance       step
+no prediction          aim where the zebra will be: its position plus   aim at where it is
+in the chase           its velocity × min(distance / own speed,
+                       ``lead_time`` 1.5 s)
+lost herd              a preparing lion that no longer sees the herd    it steers nowhere (the seed divides
+                       keeps its last attack point                      by an empty herd: a NaN point)
+=====================  ===============================================  =====================================
 
 After the movers, a lion in ``attacking_state`` whose nearest zebra is closer than
 ``catch_distance`` (5 m) kills it (cause ``caught``): one catch per step, in row order.
@@ -37,7 +51,7 @@ from ..systems import Access, ComponentSpec, System
 
 #: the components a pride carries, with their start values (the scenario's ``components`` table declares them)
 COMPONENTS = {"power": -1.0, "rank": 0.0, "pack_size": 1.0, "herd_x": 0.0, "herd_z": 0.0, "herd_on": 0.0,
-              "goal_x": 0.0, "goal_z": 0.0, "goal_on": 0.0, "pack_ready": 0.0, "pack_fed": 0.0}
+              "goal_x": 0.0, "goal_z": 0.0, "goal_on": 0.0, "pack_ready": 0.0, "pack_fed": 0.0, "prey_uid": -1.0}
 
 
 class PackConfig(StrictModel):
@@ -47,16 +61,23 @@ class PackConfig(StrictModel):
     sight: float = Field(80.0, gt=0, description="Radius within which an animal sees the prey, m.")
     catch_distance: float = Field(5.0, gt=0, description="catchThreshold: a prey closer than this is caught, m.")
     position_threshold: float = Field(20.0, gt=0, description="In position within this of the attack point, m.")
-    attack_distance_factor: float = Field(8.0, gt=0, description="Attack point at this many mean herd radii "
-                                          "from the herd's centre.")
+    attack_distance_factor: float = Field(8.0, gt=0, description="faithful: the attack point is this many "
+                                          "mean herd radii from the herd's centre.")
+    attack_standoff: float = Field(70.0, ge=0, description="The attack point is this far beyond the herd's mean "
+                                   "radius, m (the seed's factor × radius puts a spread herd's lions 150 m out).")
+    commit_ratio: float = Field(0.5, ge=0, le=1, description="An attacking animal keeps its prey until another is "
+                                "closer than this fraction of its distance (1: the nearest, re-chosen every step).")
+    lead_time: float = Field(1.5, ge=0, description="Chase where the prey will be, at most this far ahead, s "
+                             "(0: where it is).")
     power_range: tuple[float, float] = Field((0.0, 100.0), description="Power drawn uniformly in [low, high).")
     preparing_states: list[str] = Field(..., min_length=1, description="Brain states heading for the attack point.")
     attacking_state: str = Field("attacking", description="Brain state chasing the nearest prey (the only one "
                                  "that catches).")
     eating_state: str = Field("eating", description="Brain state gathering at the carcass.")
-    faithful: bool = Field(False, description="Reproduce the seed's code where it is odd: a preparing animal that "
-                           "sees no prey drops its attack point (the seed divides by an empty herd and seeks "
-                           "a NaN point, which steers nowhere) instead of keeping its last one.")
+    faithful: bool = Field(False, description="Hunt as the seed's code does: attack points at attack_distance_factor "
+                           "× the herd's radius, the nearest prey re-chosen every step, no prediction, and a "
+                           "preparing animal that sees no prey steering nowhere (the seed divides by an empty "
+                           "herd) instead of keeping its last point.")
 
     @model_validator(mode="after")
     def _range(self):
@@ -66,15 +87,39 @@ class PackConfig(StrictModel):
         return self
 
 
-def attack_point(centre, radius: float, factor: float, me, alpha, is_alpha: bool):
-    """The seed's ``CalculateAttackPosition``: ``centre + unit(direction) · radius · factor``; the
+def attack_point(centre, distance: float, me, alpha, is_alpha: bool):
+    """The seed's ``CalculateAttackPosition``: ``centre + unit(direction) · distance``; the
     direction is ``me − centre`` for the alpha, ``centre − alpha`` for the others (x–z only)."""
     centre = np.asarray(centre, np.float64)
     d = (np.asarray(me, np.float64) - centre) if is_alpha else (centre - np.asarray(alpha, np.float64))
     length = float(np.hypot(d[0], d[1]))
     if length < 1e-9:
         return centre.copy()
-    return centre + d / length * radius * factor
+    return centre + d / length * distance
+
+
+def attack_distance(radius: float, cfg: "PackConfig") -> float:
+    """How far from the herd's centre the attack points lie: the seed's ``radius · factor`` when
+    faithful, else ``radius + attack_standoff``."""
+    return radius * cfg.attack_distance_factor if cfg.faithful else radius + cfg.attack_standoff
+
+
+def chase_target(seen, seen_uid, seen_vel, me, my_speed: float, kept_uid: int, cfg: "PackConfig"):
+    """The prey an attacking animal chases and the point it aims at: ``(uid, (x, z))``.
+
+    Faithful: the nearest, aimed at where it is. Otherwise the prey kept from the last
+    step while no other is closer than ``commit_ratio`` × its distance, aimed
+    ``min(distance / speed, lead_time)`` seconds ahead of its velocity.
+    """
+    d = np.hypot(*(seen - me).T)
+    j = int(np.argmin(d))
+    if cfg.faithful:
+        return int(seen_uid[j]), seen[j].copy()
+    kept = np.flatnonzero(seen_uid == kept_uid)
+    if kept.size and not d[j] < cfg.commit_ratio * d[kept[0]]:
+        j = int(kept[0])
+    ahead = min(d[j] / max(my_speed, 1.0), cfg.lead_time)
+    return int(seen_uid[j]), seen[j] + seen_vel[j] * ahead
 
 
 class _Pride:
@@ -162,13 +207,17 @@ class PackSystem(System):
         me = pop.position[:n][:, [0, 2]].astype(np.float64)
         prey = sim.world.population(p.cfg.prey)
         zebras = prey.position[: prey.n][:, [0, 2]].astype(np.float64)
+        zebra_vel = prey.velocity[: prey.n][:, [0, 2]].astype(np.float64)
+        zebra_uid = prey.uid[: prey.n]
+        speed = np.hypot(pop.velocity[:n, 0], pop.velocity[:n, 2]).astype(np.float64)
         state = pop.component("state")[:n]
         preparing = np.isin(state, p.preparing)
         attacking = state == p.attacking
         eating = state == p.eating
         in_position = np.zeros(n, bool)
         for i in range(n):
-            seen = zebras[np.hypot(*(zebras - me[i]).T) < p.cfg.sight] if len(zebras) else zebras
+            sees = np.hypot(*(zebras - me[i]).T) < p.cfg.sight if len(zebras) else np.zeros(0, bool)
+            seen = zebras[sees]
             # a preparing lion that lost sight of the herd keeps heading for its last attack point
             # (faithful: it stops steering toward any, as the seed's NaN point does)
             keep = preparing[i] and c["goal_on"][i] >= 0.5 and not p.cfg.faithful
@@ -177,7 +226,7 @@ class PackSystem(System):
             if len(seen):
                 centre = seen.mean(axis=0)
                 radius = float(np.hypot(*(seen - centre).T).mean())
-                goal = attack_point(centre, radius, p.cfg.attack_distance_factor, me[i], me[alpha],
+                goal = attack_point(centre, attack_distance(radius, p.cfg), me[i], me[alpha],
                                     is_alpha=(i == alpha or n == 1))
                 in_position[i] = float(np.hypot(*(goal - me[i]))) < p.cfg.position_threshold
                 if preparing[i]:
@@ -186,8 +235,10 @@ class PackSystem(System):
                     c["herd_x"][i], c["herd_z"][i] = centre
                     c["herd_on"][i] = 1.0
                 elif attacking[i]:
-                    nearest = seen[int(np.argmin(np.hypot(*(seen - me[i]).T)))]
-                    c["goal_x"][i], c["goal_z"][i] = nearest
+                    uid, aim = chase_target(seen, zebra_uid[sees], zebra_vel[sees], me[i], float(speed[i]),
+                                            int(c["prey_uid"][i]), p.cfg)
+                    c["prey_uid"][i] = uid
+                    c["goal_x"][i], c["goal_z"][i] = aim
                     c["goal_on"][i] = 1.0
             if eating[i]:
                 c["goal_x"][i], c["goal_z"][i] = p.carcass

@@ -33,8 +33,9 @@ BIG, SMALL = 30, 10
 STEPS = 15_000
 
 
-def sweep_spec(runs_per_setup: int = 50, steps: int = STEPS) -> dict:
-    """The experiment as a sweep file's data (for :func:`~starling.experiments.sweep_file.check_sweep`)."""
+def sweep_spec(runs_per_setup: int = 50, steps: int = STEPS, overrides: tuple[str, ...] = ()) -> dict:
+    """The experiment as a sweep file's data (for :func:`~starling.experiments.sweep_file.check_sweep`);
+    ``overrides`` (``NAME=VALUE``, e.g. ``faithful=true``) apply to every run."""
     return {
         "description": "Collado 2013, Table 5.1: lions' success against pride and herd size",
         "scenario": "savannah",
@@ -43,6 +44,7 @@ def sweep_spec(runs_per_setup: int = 50, steps: int = STEPS) -> dict:
         "seed": 1,
         "design": "grid",
         "parameters": {"lions": [3, 2, 1], "zebras": [BIG, SMALL]},
+        **({"set": list(overrides)} if overrides else {}),
     }
 
 
@@ -99,7 +101,8 @@ def tabulate(rows: list[dict]) -> dict:
 
 def run(runs_per_setup: int, workers: Optional[int], out_dir: Path, *,
         on_start: Optional[Callable[[int, int], None]] = None,
-        on_row: Optional[Callable[[dict], None]] = None, steps: int = STEPS) -> dict:
+        on_row: Optional[Callable[[dict], None]] = None, steps: int = STEPS,
+        overrides: tuple[str, ...] = ()) -> dict:
     """Run the protocol on ``workers`` local processes (None: one per CPU); the sweep's own files go
     to ``out_dir/runs``.
 
@@ -109,10 +112,11 @@ def run(runs_per_setup: int, workers: Optional[int], out_dir: Path, *,
     from .driver import run_sweep_file
     from .sweep_file import check_sweep
 
-    plan = check_sweep(sweep_spec(runs_per_setup, steps), "savannah experiment")
+    plan = check_sweep(sweep_spec(runs_per_setup, steps, overrides), "savannah experiment")
     output, _ = run_sweep_file(plan, make_backend("local", workers, None), Path(out_dir) / "runs", on_start=on_start, on_row=on_row)
     result = tabulate(output.rows)
     result["runs_per_setup"] = int(runs_per_setup)
+    result["overrides"] = list(overrides)
     result["timing"] = {k: round(v, 3) for k, v in output.timing.items()}
     return result
 

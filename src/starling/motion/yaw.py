@@ -9,7 +9,8 @@ STEERING_HORIZON``) and ``v`` the velocity:
 3. ``v += a · dt``, its length clamped to the current top speed (``max_speed`` times the
    ecology's speed factor: brain state, stamina, age);
 4. the yaw (forward) turns toward the velocity's direction by at most
-   ``max_rotation_deg · dt`` (the seed's Face(velocity) under its ``maxRotation``).
+   ``max_rotation_deg · dt`` (the seed's Face(velocity) under its ``maxRotation``), times
+   the brain state's factor where a state sets its own ``max_rotation_deg``.
 
 The velocity itself is not bound to the yaw: as in the seed, an animal can slide sideways
 while its body turns, which is why a rotation limit of 5°/s (a lone zebra) slows the
@@ -61,12 +62,13 @@ def turn_toward(fx, fz, tx, tz, max_turn):
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def _yaw_range(lo, hi, position, velocity, forward, up, desired, p, horizon, dt, sscale, ascale):
+def _yaw_range(lo, hi, position, velocity, forward, up, desired, p, horizon, dt, sscale, ascale, rscale):
     """Move animals ``lo``..``hi``; ``p`` rows are (max_speed, max_acceleration, max_rotation rad/s)."""
     for i in range(lo, hi):
         r = i if p.shape[0] > 1 else 0
         top = p[r, 0] * (sscale[i] if sscale.shape[0] > 0 else 1.0)
         crop = p[r, 1] * (ascale[i] if ascale.shape[0] > 0 else 1.0)
+        rotation = p[r, 2] * (rscale[i] if rscale.shape[0] > 0 else 1.0)
         vx = np.float64(velocity[i, 0])
         vz = np.float64(velocity[i, 2])
         # 1. the summed steering, vertical part dropped, cropped
@@ -99,7 +101,7 @@ def _yaw_range(lo, hi, position, velocity, forward, up, desired, p, horizon, dt,
         fx /= fl
         fz /= fl
         if speed > 1e-6:
-            fx, fz = turn_toward(fx, fz, vx / speed, vz / speed, p[r, 2] * dt)
+            fx, fz = turn_toward(fx, fz, vx / speed, vz / speed, rotation * dt)
         forward[i, 0] = fx
         forward[i, 1] = 0.0
         forward[i, 2] = fz
@@ -109,13 +111,14 @@ def _yaw_range(lo, hi, position, velocity, forward, up, desired, p, horizon, dt,
 
 
 @njit(cache=True, no_cfunc_wrapper=True, parallel=True)
-def _yaw_parallel(position, velocity, forward, up, desired, p, horizon, dt, sscale, ascale):
+def _yaw_parallel(position, velocity, forward, up, desired, p, horizon, dt, sscale, ascale, rscale):
     n = position.shape[0]
     chunks = 64
     step = (n + chunks - 1) // chunks
     for c in prange(chunks):
         lo = np.int64(c) * step
-        _yaw_range(lo, min(n, lo + step), position, velocity, forward, up, desired, p, horizon, dt, sscale, ascale)
+        _yaw_range(lo, min(n, lo + step), position, velocity, forward, up, desired, p, horizon, dt, sscale, ascale,
+                   rscale)
 
 
 class YawMover:
@@ -133,15 +136,19 @@ class YawMover:
         return self.params.max_speed
 
     def move(self, position, velocity, forward, up, desired, dt, *, wrap=None, parallel=False,
-             speed_scale=None, accel_scale=None, drawn=None) -> None:
-        """One step of ``dt`` (the world never wraps a savannah: ``wrap`` is ignored)."""
+             speed_scale=None, accel_scale=None, drawn=None, turn_scale=None) -> None:
+        """One step of ``dt`` (the world never wraps a savannah: ``wrap`` is ignored).
+
+        ``turn_scale`` (n,): a factor on each animal's rotation limit (a brain state's
+        ``max_rotation_deg``, e.g. a lone zebra's 5°/s)."""
         n = position.shape[0]
         if n == 0:
             return
         sscale = _NO_SCALE if speed_scale is None else np.ascontiguousarray(speed_scale, np.float32)
         ascale = _NO_SCALE if accel_scale is None else np.ascontiguousarray(accel_scale, np.float32)
+        rscale = _NO_SCALE if turn_scale is None else np.ascontiguousarray(turn_scale, np.float32)
         args = (position, velocity, forward, up, desired, self.table.rows(n, drawn), float(STEERING_HORIZON),
-                float(dt), sscale, ascale)
+                float(dt), sscale, ascale, rscale)
         if parallel:
             _yaw_parallel(*args)
         else:

@@ -252,6 +252,7 @@ class SpeciesPipeline:
         self.desire_scale: Optional[np.ndarray] = None  # (behaviours, capacity): multiplies both desires
         self.speed_scale: Optional[np.ndarray] = None  # (capacity,): multiplies the mover's max speed
         self.accel_scale: Optional[np.ndarray] = None  # (capacity,): multiplies the mover's rates
+        self.turn_scale: Optional[np.ndarray] = None  # (capacity,): multiplies the mover's rotation limit
         self.desired = np.zeros((16, 3), np.float32)
         self.result_uids: Optional[np.ndarray] = None
 
@@ -329,6 +330,9 @@ class SpeciesPipeline:
 
     def accel_scale_for(self, n: int):
         return None if self.accel_scale is None else self.accel_scale[:n]
+
+    def turn_scale_for(self, n: int):
+        return None if self.turn_scale is None else self.turn_scale[:n]
 
     def _cast(self, pop, group: RayGroup, parallel: bool) -> RayView:
         """Generate the group's rays from the step-start state and cast them into the environment

@@ -12,6 +12,10 @@ Each sums over the neighbours its group found (the seed's trigger-sphere lists) 
 * ``flee_centroid``: ``min(repulsion / |p − c|², max_acceleration)`` away from the
   neighbours' centroid (repulsion 1000): zebras flee the lions they see, everyone keeps
   clear of elephants.
+* ``regroup`` (not in the seed, which lists "herds split by obstacles do not regroup"
+  among its weaknesses): the same pull as cohesion toward the centroid of the herd
+  mates within a wide reach, but only for an animal farther than ``split_distance`` from
+  it, so a compact herd feels nothing and a split one closes up.
 
 The desire is ``factor`` times the acceleration's length (the seed's ``Steering.Add``
 weight), so the ``acceleration_sum`` merger with ``acceleration = 1`` sums them as the seed.
@@ -55,6 +59,15 @@ class HerdVelocityMatchingParams(_SeedParams):
     kind: Literal["herd_velocity_matching"] = "herd_velocity_matching"
     time_to_target: float = Field(0.1, gt=0, description="timeToTarget, s.")
     tolerance: float = Field(1.0, ge=0, description="Differences below this are ignored, m/s.")
+
+
+class RegroupParams(_SeedParams):
+    """Pull toward the wide herd's centroid when it is farther than ``split_distance``."""
+
+    kind: Literal["regroup"] = "regroup"
+    attraction: float = Field(0.1, gt=0, description="Pull per metre of distance to the centroid, 1/s².")
+    split_distance: float = Field(30.0, ge=0, description="No pull while the centroid is closer than this, m.")
+    faithful: bool = Field(False, description="The seed's herd never regroups: true turns this off.")
 
 
 class FleeCentroidParams(_SeedParams):
@@ -127,6 +140,30 @@ def herd_cohesion(agents, others, neighbors, p, time, dt, out):
         dz = cz - pos[i, 2]
         length = math.sqrt(dx * dx + dz * dz)
         if length < 1e-9:
+            no_opinion(out, i)
+            continue
+        strength = min(at(p.attraction, i) * length, at(p.max_acceleration, i))
+        ux, uz, desire = _as_result(strength * dx / length, strength * dz / length, at(p.factor, i))
+        emit(out, i, ux, 0.0, uz, desire, 0.0, 0.0)
+
+
+@behavior("regroup", kind="neighbor", params=RegroupParams)
+def regroup(agents, others, neighbors, p, time, dt, out):
+    count = neighbors.count
+    index = neighbors.index
+    dist = neighbors.distance
+    pos = agents.position
+    opos = others.position
+    faithful = p.faithful
+    for i in prange(count.shape[0]):
+        cx, cz, m = _mean_xz(opos, index, dist, count[i], i, at(p.max_distance, i))
+        if m == 0 or faithful:
+            no_opinion(out, i)
+            continue
+        dx = cx - pos[i, 0]
+        dz = cz - pos[i, 2]
+        length = math.sqrt(dx * dx + dz * dz)
+        if length < at(p.split_distance, i) or length < 1e-9:
             no_opinion(out, i)
             continue
         strength = min(at(p.attraction, i) * length, at(p.max_acceleration, i))

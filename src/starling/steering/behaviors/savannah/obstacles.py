@@ -1,12 +1,15 @@
-"""Three-ray obstacle avoidance (listing A.7).
+"""Ray obstacle avoidance (listing A.7), with the seed's blind sides fixed.
 
 The seed casts ``lookAhead`` (30 m) rays forward, 45° left and 45° right, in that order,
 and the first that hits decides: the animal seeks ``hit.point + hit.normal · avoidDistance``
 (20 m) with the seed's seek (:mod:`.goals`: nothing within 10 m, else
-``min(100 d², max_acceleration)``). Use it in a ray group with
-``query = { shape = "cone2d", count = 3, fov_deg = 90, max_distance = 30 }``; of the rays
-that hit, the one closest to the animal's forward wins (forward before the sides), and
-of two equally close sides the left (cast first).
+``min(100 d², max_acceleration)``). The author lists "side and rear obstacles handled
+poorly" among its weaknesses: an obstacle 5 m to the side is ignored while a far one
+ahead is avoided. So by default every ray of the group counts and the **nearest hit**
+decides; the savannah casts five rays over 180° (``query = { shape = "cone2d", count = 5,
+fov_deg = 180, max_distance = 30 }``). With ``faithful = true`` only the rays within 45° of
+forward count and the one closest to forward wins (forward before the sides, of two
+equally close sides the left, cast first): the seed's three rays in its order.
 """
 import math
 from typing import Literal
@@ -20,9 +23,11 @@ from ...registry import behavior
 from ...results import emit, no_opinion
 from .goals import _seek
 
+_COS_45 = math.cos(math.radians(45.0))
+
 
 class AvoidObstaclesAheadParams(RayBehaviorParams):
-    """Seek a point ``avoid_distance`` off the first obstacle the three rays hit."""
+    """Seek a point ``avoid_distance`` off the nearest obstacle the rays hit (faithful: the seed's first of three)."""
 
     kind: Literal["avoid_obstacles_ahead"] = "avoid_obstacles_ahead"
     weight_direction: float = Field(1.0, ge=0, le=1, description="Unused by the seed's formulas (kept at 1).")
@@ -31,6 +36,8 @@ class AvoidObstaclesAheadParams(RayBehaviorParams):
     avoid_distance: float = Field(20.0, gt=0, description="avoidDistance: how far off the hit point to aim, m.")
     attraction: float = Field(100.0, gt=0, description="The seek's attractionCoefficient, 1/s².")
     arrive_threshold: float = Field(10.0, ge=0, description="The seek's arrive radius, m.")
+    faithful: bool = Field(False, description="The seed's rule: only the rays within 45° of forward, the one "
+                           "closest to forward wins (default: every ray, the nearest hit wins).")
 
 
 @behavior("avoid_obstacles_ahead", kind="ray", params=AvoidObstaclesAheadParams)
@@ -41,15 +48,23 @@ def avoid_obstacles_ahead(agents, hits, p, time, dt, out):
     point = hits.point
     normal = hits.normal
     ray = hits.direction
+    distance = hits.distance
+    faithful = p.faithful
     for i in prange(pos.shape[0]):
         best = -1
-        best_dot = -2.0
+        best_key = -math.inf
         for r in range(hit.shape[1]):
             if hit[i, r]:
                 dot = ray[i, r, 0] * fwd[i, 0] + ray[i, r, 2] * fwd[i, 2]
-                if dot > best_dot + 1e-6:
+                if faithful:
+                    if dot < _COS_45 - 1e-4:
+                        continue  # the seed casts no ray beyond 45° of forward
+                    key = dot
+                else:
+                    key = -distance[i, r]
+                if key > best_key + 1e-6:
                     best = r
-                    best_dot = dot
+                    best_key = key
         if best < 0:
             no_opinion(out, i)
             continue
