@@ -111,6 +111,46 @@ def test_the_fork_server_warm_up_runs_the_task_once_and_never_raises(tmp_path):
     preload.warm_up(str(tmp_path / "missing.pickle"))
 
 
+_START_PATH = """
+import json, os, sys
+import numba
+import numpy as np
+from starling.experiments.backends import LocalBackend
+from starling.experiments.driver import run_sweep_file
+from starling.experiments.sweep_file import check_sweep
+
+if sys.argv[1] == "omp-ran":        # a parallel kernel ran first, on GNU OpenMP: it cannot fork any more
+    numba.config.THREADING_LAYER = "omp"
+
+    @numba.njit(parallel=True)
+    def total(a):
+        s = 0.0
+        for i in numba.prange(a.shape[0]):
+            s += a[i]
+        return s
+
+    total(np.ones(1000))
+backend = LocalBackend(2)
+output, _ = run_sweep_file(check_sweep(json.loads(sys.argv[2])), backend, sys.argv[3])
+print(json.dumps({"fork": backend._fork, "layer": numba.threading_layer() if sys.argv[1] == "omp-ran" else None,
+                  "rows": len(output.rows), "ok": sum(r["status"] == "ok" for r in output.rows),
+                  "workers": sorted({r["worker"] for r in output.rows})}))
+"""
+
+
+@pytest.mark.parametrize("before", ["fresh", "omp-ran"])
+def test_workers_fork_from_the_driver_unless_openmp_already_runs_there(before, tmp_path):
+    out = subprocess.run([sys.executable, "-c", _START_PATH, before, json.dumps(TINY), str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": SRC})
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if before == "fresh":
+        assert got["fork"] is True           # forked from the driver: no second import of Starling
+    else:
+        assert got["fork"] is False and got["layer"] == "omp"    # the fork server instead
+    assert got["rows"] == got["ok"] == 4 and len(got["workers"]) >= 1
+
+
 def test_chunked_runs_give_the_same_rows_as_runs_one_by_one():
     from starling.experiments import worker
 

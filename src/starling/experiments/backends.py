@@ -36,9 +36,13 @@ def _died(task: dict, attempts: int, why: str) -> dict:
 class LocalBackend:
     """A pool of ``workers`` processes on this machine (nothing to start or install).
 
-    Processes come from a fork server that has imported Starling once, so a new or
-    respawned worker starts in milliseconds. At most ``workers`` runs are in flight:
-    when a worker dies, only those runs are suspects (and retried).
+    Workers are forked from this process, which has imported Starling already, so a new
+    or respawned worker starts in milliseconds. That needs Numba's fork-safe
+    ``workqueue`` threading layer: it is selected here if no parallel kernel has run in
+    this process yet (GNU OpenMP, the default, refuses to fork once its threads run).
+    Where another layer already runs, the workers come from a fork server that imports
+    Starling once (and warms the sweep's kernels) instead. At most ``workers`` runs are in
+    flight: when a worker dies, only those runs are suspects (and retried).
     """
 
     name = "local"
@@ -47,16 +51,33 @@ class LocalBackend:
         self.workers = max(1, int(workers))
         self.retries = retries
         self._warmup_file: Optional[str] = None
+        self._fork = False
+
+    @staticmethod
+    def _may_fork_here() -> bool:
+        """Whether workers may be forked from this process, selecting ``workqueue`` if Numba's
+        threads have not started yet (a sweep's driver never runs a parallel kernel itself)."""
+        import numba
+        from numba.np.ufunc import parallel
+
+        if not parallel._is_initialized:
+            numba.config.THREADING_LAYER = "workqueue"
+            return True
+        return parallel._threading_layer == "workqueue"
 
     def start(self, warmup: Optional[dict] = None) -> None:
         """Start the fork server now, while the driver checks the sweep and prepares its output.
 
         The server imports Starling and runs ``warmup`` (the sweep's first run) for a few
         steps, so every worker forked from it starts with the scenario's kernels loaded.
-        Called again (another sweep in this process), it finds the server running.
+        Called again (another sweep in this process), it finds the server running. Nothing
+        to start when the workers can be forked from this process.
         """
         from multiprocessing import forkserver
 
+        if self._may_fork_here():
+            self._fork = True
+            return
         self._context()
         env = {"NUMBA_THREADING_LAYER": "workqueue", "NUMBA_NUM_THREADS": "1"}
         path = None
@@ -92,8 +113,9 @@ class LocalBackend:
                 pass
             self._warmup_file = None
 
-    @staticmethod
-    def _context():
+    def _context(self):
+        if self._fork:
+            return multiprocessing.get_context("fork")
         ctx = multiprocessing.get_context("forkserver")
         # the fork server imports the simulation once (and warms the sweep's kernels);
         # every worker forked from it starts with them loaded

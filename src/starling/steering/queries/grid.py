@@ -120,8 +120,10 @@ _MODE_HASH = 1
 # The query kernels index per-thread scratch with ``numba.get_thread_id()``.
 # Numba binds that symbol when it starts its thread pool, which compiling such a
 # kernel does but loading it from the on-disk cache does not; asking for the
-# thread count starts the pool, so cached kernels find the symbol.
-numba.get_num_threads()
+# thread count starts the pool, so cached kernels find the symbol. A grid index
+# does so when it is made, not this module when it is imported: a process that
+# never steps a simulation (a sweep's driver) keeps the choice of threading layer
+# open, and forks its workers (starling.experiments.backends).
 # Relative and absolute (per unit of coordinate magnitude) inflation of the
 # pruning radius; float32 rounding of the exact pair test is far below both.
 _REACH_REL = 2.0**-16
@@ -887,6 +889,7 @@ class GridIndex:
     """
 
     def __init__(self, cell_scale: float = CELL_SCALE) -> None:
+        numba.get_num_threads()  # starts the thread pool the cached query kernels need (see the module)
         self.cell_scale = float(cell_scale)
         self.geom = np.zeros(12, dtype=np.float64)
         self.idim = np.zeros(10, dtype=np.int64)
