@@ -208,7 +208,11 @@ def test_a_killed_local_worker_is_respawned_and_every_run_completes(tmp_path):
 
     def kill_one(row):
         if not killed:  # after the first result: a worker is busy with another run
-            workers = [p for p in _descendants(os.getpid()) if "forkserver" in _cmdline(p)]
+            # workers forked from this process share its command line; a fork server's have its own
+            me = _cmdline(os.getpid())
+            workers = [p for p in _children(os.getpid()) if _cmdline(p) == me]
+            if not workers:
+                workers = [p for p in _descendants(os.getpid()) if "forkserver" in _cmdline(p)]
             busy = [p for p in workers if _children(p) == []]
             victim = max(busy)
             os.kill(victim, signal.SIGKILL)

@@ -41,7 +41,6 @@ def run_sweep_file(sweep: Sweep, backend, out_dir: Path, *, resume: bool = False
     # what writing the table and the summary imports, loaded now (while the workers start) rather
     # than after the last run
     import polars  # noqa: F401
-    import scipy.stats  # noqa: F401
     done = output.done
     todo = [r for r in runs if r.id not in done]
     if on_start is not None:
