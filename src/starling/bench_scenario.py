@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import time
 from contextlib import contextmanager
+from typing import Callable, Optional
 
 import numpy as np
 from numba.core.registry import CPUDispatcher
@@ -176,8 +177,10 @@ def scenario_overrides(name: str, *, count: int | None = None, query: str | None
 
 def bench_scenario_sizes(name: str, sizes: list[int], *, query: str | None = None, steps: int = 300,
                          budget_s: float = 3.0, warmup: int = 3, seed: int = 0,
-                         overrides: tuple[str, ...] = ()) -> dict:
-    """Step medians of a scenario at each size of its largest species (see the module).
+                         overrides: tuple[str, ...] = (),
+                         per_size: Optional[Callable[[int], tuple[str, ...]]] = None) -> dict:
+    """Step medians of a scenario at each size of its largest species (see the module);
+    ``per_size(n)`` adds overrides of its own to each size (e.g. a spawn area growing with n).
 
     Per size: ``warmup`` steps (compilation, caches), then steps timed one by one until
     ``budget_s`` seconds or ``steps`` steps have passed (at least 5 steps). Each result also
@@ -189,8 +192,9 @@ def bench_scenario_sizes(name: str, sizes: list[int], *, query: str | None = Non
     results = []
     species = None
     for n in sizes:
+        extra = tuple(per_size(int(n))) if per_size is not None else ()
         sim = load_scenario(name, seed=seed, overrides=scenario_overrides(name, count=n, query=query,
-                                                                          overrides=overrides),
+                                                                          overrides=overrides + extra),
                             record_debug=False)
         species = max(sim.scenario.species, key=lambda sp: sp.count).name
         sim.step(warmup)

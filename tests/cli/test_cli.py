@@ -206,6 +206,14 @@ def test_dt_is_bounded_by_the_scenarios_own_max_dt():
     assert result.exit_code == 0, result.output
 
 
+def test_the_stress_test_keeps_the_big_herds_density_on_the_ground():
+    from starling.cli.bench import herd_spawn
+
+    assert herd_spawn(10) == ("species.zebra.spawn.size.0=30", "species.zebra.spawn.size.2=30")    # never smaller
+    assert herd_spawn(120) == ("species.zebra.spawn.size.0=60", "species.zebra.spawn.size.2=60")   # 30 · √4
+    assert herd_spawn(10_000)[0] == "species.zebra.spawn.size.0=380"                               # the ground's limit
+
+
 def test_bench_zebras_is_the_savannah_stress_test_beside_the_thesis_table():
     result = runner.invoke(app, ["bench", "--scenario", "savannah", "--zebras", "10,60,100", "--budget", "0.1",
                                  "--steps", "5", "--json"])

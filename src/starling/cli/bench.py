@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 import time
@@ -79,6 +80,15 @@ def warm(
 
 THESIS_TABLE_5_5 = {10: 185, 20: 142, 30: 106, 40: 71, 50: 42, 60: 17}
 """The savannah thesis' stress test: frames per second with n zebras alone (Unity, with rendering)."""
+HERD_SIDE, HERD_SIZE, GROUND = 30.0, 30, 380.0
+"""The savannah's big herd spawns on a 30 m square; the stress test keeps its density for more
+zebras (side 30 · sqrt(n / 30)), up to the 400 m ground less a margin."""
+
+
+def herd_spawn(n: int) -> tuple[str, ...]:
+    """``--set`` overrides spawning ``n`` zebras at the big herd's density (never on a smaller square)."""
+    side = min(GROUND, HERD_SIDE * math.sqrt(max(n, HERD_SIZE) / HERD_SIZE))
+    return (f"species.zebra.spawn.size.0={side:g}", f"species.zebra.spawn.size.2={side:g}")
 
 
 @app.command()
@@ -161,7 +171,7 @@ def bench(
             ns = _int_list(sizes, "--sizes")
             try:
                 r = bench_scenario_sizes(scenario, ns, query=query, steps=steps, budget_s=budget,
-                                         overrides=tuple(set_))
+                                         overrides=tuple(set_), per_size=herd_spawn if zebras is not None else None)
             except ConfigError as e:
                 _config_fail(e)
             if zebras is not None:
