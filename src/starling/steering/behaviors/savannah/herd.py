@@ -124,6 +124,20 @@ def _mean_xz(values, index, dist, n, i, reach):
     return sx / m, sz / m, m
 
 
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _pull(cx, cz, px, pz, attraction, cap, factor, nearer):
+    """``min(attraction · d, cap)`` from ``(px, pz)`` toward ``(cx, cz)`` as (unit x, unit z, desire,
+    ok); not ok when the point is closer than ``nearer`` (or on the animal)."""
+    dx = cx - px
+    dz = cz - pz
+    length = math.sqrt(dx * dx + dz * dz)
+    if length < nearer or length < 1e-9:
+        return 0.0, 0.0, 0.0, False
+    strength = min(attraction * length, cap)
+    ux, uz, desire = _as_result(strength * dx / length, strength * dz / length, factor)
+    return ux, uz, desire, True
+
+
 @behavior("herd_cohesion", kind="neighbor", params=HerdCohesionParams)
 def herd_cohesion(agents, others, neighbors, p, time, dt, out):
     count = neighbors.count
@@ -136,14 +150,11 @@ def herd_cohesion(agents, others, neighbors, p, time, dt, out):
         if m == 0:
             no_opinion(out, i)
             continue
-        dx = cx - pos[i, 0]
-        dz = cz - pos[i, 2]
-        length = math.sqrt(dx * dx + dz * dz)
-        if length < 1e-9:
+        ux, uz, desire, ok = _pull(cx, cz, pos[i, 0], pos[i, 2], at(p.attraction, i), at(p.max_acceleration, i),
+                                   at(p.factor, i), 0.0)
+        if not ok:
             no_opinion(out, i)
             continue
-        strength = min(at(p.attraction, i) * length, at(p.max_acceleration, i))
-        ux, uz, desire = _as_result(strength * dx / length, strength * dz / length, at(p.factor, i))
         emit(out, i, ux, 0.0, uz, desire, 0.0, 0.0)
 
 
@@ -160,14 +171,11 @@ def regroup(agents, others, neighbors, p, time, dt, out):
         if m == 0 or faithful:
             no_opinion(out, i)
             continue
-        dx = cx - pos[i, 0]
-        dz = cz - pos[i, 2]
-        length = math.sqrt(dx * dx + dz * dz)
-        if length < at(p.split_distance, i) or length < 1e-9:
+        ux, uz, desire, ok = _pull(cx, cz, pos[i, 0], pos[i, 2], at(p.attraction, i), at(p.max_acceleration, i),
+                                   at(p.factor, i), at(p.split_distance, i))
+        if not ok:
             no_opinion(out, i)
             continue
-        strength = min(at(p.attraction, i) * length, at(p.max_acceleration, i))
-        ux, uz, desire = _as_result(strength * dx / length, strength * dz / length, at(p.factor, i))
         emit(out, i, ux, 0.0, uz, desire, 0.0, 0.0)
 
 
