@@ -130,6 +130,7 @@ if sys.argv[1] == "omp-ran":        # a parallel kernel ran first, on GNU OpenMP
         return s
 
     total(np.ones(1000))
+LocalBackend.fork_from_driver = True      # as the sweep and experiment commands set it
 backend = LocalBackend(2)
 output, _ = run_sweep_file(check_sweep(json.loads(sys.argv[2])), backend, sys.argv[3])
 print(json.dumps({"fork": backend._fork, "layer": numba.threading_layer() if sys.argv[1] == "omp-ran" else None,
@@ -394,3 +395,16 @@ def test_runs_end_at_the_scenarios_stop_and_the_summary_gives_outcome_rates(tmp_
     assert summary[0]["outcome.short.ci_low"] == pytest.approx(0.3424, abs=1e-4)
     runs = pl.read_parquet(tmp_path / "out" / "runs.parquet")
     assert runs["outcome"].to_list() == ["short", "short"]
+
+
+def test_only_the_console_scripts_own_process_forks_its_sweep_workers(monkeypatch):
+    import starling.cli as cli
+    from starling.cli import experiments as commands
+
+    monkeypatch.setattr(commands, "OWN_PROCESS", False)
+    monkeypatch.setattr(LocalBackend, "fork_from_driver", False)
+    commands._fork_workers_here()
+    assert LocalBackend.fork_from_driver is False          # CliRunner in a test: the fork server
+    monkeypatch.setattr(cli, "app", lambda: commands._fork_workers_here())
+    cli.main()                                              # the `starling` script
+    assert commands.OWN_PROCESS is True and LocalBackend.fork_from_driver is True

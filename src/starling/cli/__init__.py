@@ -14,4 +14,6 @@ __all__ = ["app", "main", "default_scene", "DEFAULT_SCENE_ORDER", "_session_reco
 
 
 def main() -> None:
+    # the console script's process runs one command and exits: a sweep may fork its workers from it
+    experiments.OWN_PROCESS = True
     app()

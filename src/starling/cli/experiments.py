@@ -53,6 +53,7 @@ def experiment(
     from ..experiments.sweeps import plot, run_sweep, with_options, write_summary
 
     _load_plugins(plugin)
+    _fork_workers_here()
     if name == "savannah":
         unused = [flag for flag, given in (("--values", values), ("--seeds", seeds), ("--average", average))
                   if given is not None]
@@ -91,6 +92,19 @@ def experiment(
     out.print(table)
     out.print(f"rows {rows_path}, summary {out_dir / (name + '_summary.csv')}, plot {out_dir / (name + '.png')}",
               highlight=False)
+
+
+#: set by the console script (``cli.main``), whose process runs this one command; not by a
+#: program that invokes the app in its own process (a test's CliRunner), which goes on after it
+OWN_PROCESS = False
+
+
+def _fork_workers_here() -> None:
+    """This process only sweeps: its local workers may fork from it (no second import of Starling)."""
+    from ..experiments.backends import LocalBackend
+
+    if OWN_PROCESS:
+        LocalBackend.fork_from_driver = True
 
 
 def _savannah(runs_per_setup: int, workers: Optional[int], out_dir: Path, as_json: bool,
@@ -161,6 +175,7 @@ def sweep(
     from ..experiments.sweep_file import load_sweep
 
     _load_plugins(plugin)
+    _fork_workers_here()
     if backend not in ("local", "ray"):
         _fail(f"--backend: {backend!r} is not local or ray")
     if address is not None and backend != "ray":

@@ -36,14 +36,20 @@ def _died(task: dict, attempts: int, why: str) -> dict:
 class LocalBackend:
     """A pool of ``workers`` processes on this machine (nothing to start or install).
 
-    Workers are forked from this process, which has imported Starling already, so a new
+    With :attr:`fork_from_driver` (the ``sweep`` and ``experiment`` commands set it) the
+    workers are forked from this process, which has imported Starling already, so a new
     or respawned worker starts in milliseconds. That needs Numba's fork-safe
     ``workqueue`` threading layer: it is selected here if no parallel kernel has run in
-    this process yet (GNU OpenMP, the default, refuses to fork once its threads run).
-    Where another layer already runs, the workers come from a fork server that imports
-    Starling once (and warms the sweep's kernels) instead. At most ``workers`` runs are in
-    flight: when a worker dies, only those runs are suspects (and retried).
+    this process yet (GNU OpenMP, the default, refuses to fork once its threads run), and
+    the process keeps it afterwards — fine for a command that only sweeps, not for a
+    program that goes on to step simulations from several threads, so it is opt-in.
+    Otherwise the workers come from a fork server that imports Starling once (and warms
+    the sweep's kernels). At most ``workers`` runs are in flight: when a worker dies, only
+    those runs are suspects (and retried).
     """
+
+    #: fork the workers from this process (see the class); the CLI's sweeps set it
+    fork_from_driver = False
 
     name = "local"
 
@@ -75,7 +81,7 @@ class LocalBackend:
         """
         from multiprocessing import forkserver
 
-        if self._may_fork_here():
+        if self.fork_from_driver and self._may_fork_here():
             self._fork = True
             return
         self._context()
