@@ -16,8 +16,9 @@ conditions and the steering read, as per-animal components the scenario declares
   of its attack point (the seed's ``AllInPositionForAttack``): the brain's signal to attack
   together; ``pack_fed`` — 1 once any of them caught a zebra (the seed's ``NotifyCatch``).
 
-The author lists the weaknesses of his lions (seed 001, 6.2); by default three of them are
-fixed here, and ``faithful = true`` hunts exactly as the seed's code does:
+The author lists the weaknesses of his lions (seed 001, 6.1.2 and 6.3); by default the
+pride's are fixed here, with the seed's empty-herd division, and ``faithful = true`` hunts
+exactly as the seed's code does:
 
 =====================  ===============================================  =====================================
 weakness               default                                          faithful
