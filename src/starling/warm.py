@@ -25,8 +25,8 @@ import numpy as np
 from numba.core import event
 
 from .config import read_scenario_data, scenario_names
-from .frames import FrameEncoder, SpeciesState
-from .server.runner import entity_blocks, entity_states
+from .frames import FrameEncoder
+from .server.live_view import entity_blocks, frame_states, read_readouts
 from .simulation import Simulation, load_scenario
 
 #: steps each scenario takes, before and after the player's actions
@@ -76,24 +76,14 @@ def rehearse(sim: Simulation, steps: int = STEPS) -> None:
     sim.describe_environment()
 
     def frame() -> None:
-        states = [SpeciesState(p.position, p.velocity, p.forward, p.up, p.uid)
-                  for p in (sim.population(name) for name in sim.species)]
-        encoder.encode(states + entity_states(sim, blocks), step=int(sim.step_count), time=float(sim.time),
+        encoder.encode(frame_states(sim, blocks), step=int(sim.step_count), time=float(sim.time),
                        dt=float(sim.dt), sequence=int(sim.step_count))
-
-    def status() -> None:
-        sim.metrics()
-        for name in sim.species:
-            sim.species_summary(name)
-            pop = sim.population(name)
-            if pop.n:
-                sim.inspect(name, int(pop.uid[0]))
 
     frame()
     for _ in range(steps):
         sim.step()
         frame()
-    status()
+    read_readouts(sim)
     if hasattr(sim, "fire"):  # the player's actions: a shot (sounds, maybe a carcass) and an apple
         player = sim.world.populations.get("player")
         at = (np.asarray(player.position[0], np.float64) if player is not None and player.n
@@ -105,7 +95,7 @@ def rehearse(sim: Simulation, steps: int = STEPS) -> None:
         for _ in range(steps):
             sim.step()
             frame()
-        status()
+        read_readouts(sim)
     sim.health()
 
 

@@ -25,7 +25,8 @@ import numpy as np
 
 from . import protocol as P
 from .threaded import ThreadedRunner
-from .runner import ClientGone, EntityBlock, SimulationRunner, entity_blocks
+from .live_view import EntityBlock, entity_blocks
+from .runner import ClientGone, SimulationRunner
 from .. import frames as F
 
 log = logging.getLogger("starling.server")

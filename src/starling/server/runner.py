@@ -28,9 +28,9 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol
 
-import numpy as np
 
 from . import protocol as P
+from .live_view import EntityBlock, entity_blocks, frame_states, read_readouts
 from .threaded import ThreadedRunner
 from .. import frames as F
 from ..config import ConfigError, Problem
@@ -91,98 +91,6 @@ def _default_names() -> list[str]:
     import starling
 
     return list(starling.scenario_names())
-
-
-@dataclass(frozen=True)
-class EntityBlock:
-    """Where one entity block of the frames comes from (see :func:`entity_blocks`).
-
-    ``tag``: only rows carrying this tag; ``exclude``: only rows carrying none of these
-    tags; ``radius``: the speed column carries this component (a sound's radius).
-    """
-
-    info: dict
-    population: str
-    tag: Optional[str] = None
-    exclude: tuple[str, ...] = ()
-    radius: Optional[str] = None
-
-
-def entity_blocks(sim: Any) -> list[EntityBlock]:
-    """The frame blocks that follow the species: every other population of the world.
-
-    Those are the populations the simulation's systems made (the ecology's ``apple``,
-    ``carcass``, ``sound`` and ``player``). Carcasses are split by the species they came
-    from (the ecology names the tag each species' carcasses carry) so that a viewer can
-    draw each with its species' body; a last carcass block takes any other.
-    """
-    world = getattr(sim, "world", None)
-    populations = getattr(world, "populations", None)
-    if not populations:
-        return []
-    species = list(sim.species)
-    extra = [name for name in populations if name not in species]
-    if not extra:
-        return []
-    ecology: dict = {}
-    scene = getattr(sim, "scene", None)
-    if callable(scene):
-        try:
-            ecology = dict(scene().get("ecology") or {})
-        except Exception as exc:  # a viewer without carcass details beats no viewer
-            log.warning("scene() failed while listing entities: %s", exc)
-    config = getattr(sim, "scenario", None)
-    looks = {sp.name: sp.appearance for sp in getattr(config, "species", ())}
-    blocks: list[EntityBlock] = []
-
-    def info(name: str, kind: str, **fields: Any) -> dict:
-        index = len(species) + len(blocks)
-        return P.EntityInfo(index=index, name=name, kind=kind, **fields).model_dump()
-
-    for name in extra:
-        kind = name if name in P.ENTITY_KINDS else "other"
-        if kind == "carcass":
-            tags = {str(t): str(s) for t, s in (ecology.get("carcass_tags") or {}).items() if s in looks}
-            for tag, source in tags.items():
-                look = looks[source]
-                blocks.append(EntityBlock(info(name, kind, model=str(look.model), color=str(look.color),
-                                               scale=float(look.scale), tag=tag), name, tag=tag))
-            blocks.append(EntityBlock(info(name, kind), name, exclude=tuple(tags)))
-        elif kind == "sound":
-            lifetime = (ecology.get("sounds") or {}).get("lifetime")
-            blocks.append(EntityBlock(info(name, kind, lifetime=None if lifetime is None else float(lifetime)),
-                                      name, radius="sound_radius"))
-        else:
-            blocks.append(EntityBlock(info(name, kind), name))
-    return blocks
-
-
-def entity_states(sim: Any, blocks: list[EntityBlock]) -> list["F.SpeciesState"]:
-    """The arrays of every entity block at the current step (small populations: copies are cheap)."""
-    world = sim.world
-    tags = world.tags if any(b.tag or b.exclude for b in blocks) else {}
-    out = []
-    for block in blocks:
-        pop = world.populations.get(block.population)
-        if pop is None or pop.n == 0:
-            empty = np.zeros((0, 3), np.float32)
-            out.append(F.SpeciesState(empty, empty, empty, empty, np.zeros(0, np.int64)))
-            continue
-        rows: Any = slice(None)
-        if block.tag is not None:
-            bit = tags.get(block.tag, 0)
-            rows = (pop.tags & np.uint32(bit)) != 0 if bit else np.zeros(pop.n, bool)
-        elif block.exclude:
-            bits = 0
-            for name in block.exclude:
-                bits |= tags.get(name, 0)
-            rows = (pop.tags & np.uint32(bits)) == 0
-        velocity = pop.velocity[rows]
-        if block.radius is not None and pop.has_component(block.radius):
-            velocity = np.zeros_like(velocity)
-            velocity[:, 0] = pop.component(block.radius)[rows]
-        out.append(F.SpeciesState(pop.position[rows], velocity, pop.forward[rows], pop.up[rows], pop.uid[rows]))
-    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -622,24 +530,13 @@ class SimulationRunner(ThreadedRunner):
         encoder = F.FrameEncoder()
 
         def frames(sim: Any) -> None:
-            blocks = entity_blocks(sim)
-            states = [F.SpeciesState(p.position, p.velocity, p.forward, p.up, p.uid)
-                      for p in (sim.population(name) for name in sim.species)]
-            encoder.encode(states + entity_states(sim, blocks), step=int(sim.step_count), time=float(sim.time),
+            encoder.encode(frame_states(sim, entity_blocks(sim)), step=int(sim.step_count), time=float(sim.time),
                            dt=float(sim.dt), sequence=0)
             describe = getattr(sim, "describe_environment", None)
             if callable(describe):
                 describe()
 
-        def metrics(sim: Any) -> None:
-            sim.metrics()
-            for name in sim.species:
-                sim.species_summary(name)
-                pop = sim.population(name)
-                if pop.n:
-                    sim.inspect(name, int(pop.uid[0]))
-
-        return [("encoding frames", frames), ("live metrics and the inspector", metrics)]
+        return [("encoding frames", frames), ("live metrics and the inspector", read_readouts)]
 
     def _fail(self, message: str) -> None:
         log.error("%s\n%s", message, traceback.format_exc())
@@ -705,12 +602,7 @@ class SimulationRunner(ThreadedRunner):
         if sim is None:
             return
         t0 = time.perf_counter()
-        states = []
-        for name in sim.species:
-            pop = sim.population(name)
-            states.append(F.SpeciesState(pop.position, pop.velocity, pop.forward, pop.up, pop.uid))
-        if self._entities:
-            states += entity_states(sim, self._entities)
+        states = frame_states(sim, self._entities)
         self._sequence += 1
         frame = self._encoder.encode(
             states, step=int(sim.step_count), time=float(sim.time), dt=float(sim.dt),
