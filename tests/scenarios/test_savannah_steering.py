@@ -49,18 +49,19 @@ def test_the_chase_keeps_its_prey_until_another_is_twice_as_close_and_leads_it()
     uid = np.array([7, 8, 9])
     vel = np.array([[0.0, 4.0], [3.0, 0.0], [0.0, 0.0]])
     me = np.array([0.0, 0.0])
+    dist = np.hypot(*(seen - me).T)                                     # 10, 12 and 30 m
     # faithful: the nearest (uid 7, 10 m), where it is
-    assert chase_target(seen, uid, vel, me, 5.0, 8, _pack(faithful=True)) == (7, pytest.approx([10.0, 0.0]))
+    assert chase_target(seen, dist, uid, vel, 5.0, 8, _pack(faithful=True)) == (7, pytest.approx([10.0, 0.0]))
     # default: uid 8 (12 m) is kept, 7 is not closer than 0.5 × 12 = 6 m; aimed 12 / 6 = 2 s ahead,
     # capped at the 1.5 s lead: (0, 12) + (3, 0) · 1.5
-    got_uid, aim = chase_target(seen, uid, vel, me, 6.0, 8, _pack())
+    got_uid, aim = chase_target(seen, dist, uid, vel, 6.0, 8, _pack())
     assert got_uid == 8 and aim == pytest.approx([4.5, 12.0])
     # a zebra closer than half the kept one's distance takes over: 9 kept at 30 m, 7 at 10 m;
     # led 10 / 5 = 2 s, capped at 1.5: (10, 0) + (0, 4) · 1.5
-    got_uid, aim = chase_target(seen, uid, vel, me, 5.0, 9, _pack())
+    got_uid, aim = chase_target(seen, dist, uid, vel, 5.0, 9, _pack())
     assert got_uid == 7 and aim == pytest.approx([10.0, 6.0])
     # no prey kept yet (-1): the nearest; a slow lion leads by distance / max(speed, 1 m/s) = 10 / 1, capped
-    got_uid, aim = chase_target(seen, uid, vel, me, 0.0, -1, _pack(lead_time=0.5))
+    got_uid, aim = chase_target(seen, dist, uid, vel, 0.0, -1, _pack(lead_time=0.5))
     assert got_uid == 7 and aim == pytest.approx([10.0, 2.0])
 
 

@@ -16,9 +16,9 @@ conditions and the steering read, as per-animal components the scenario declares
   of its attack point (the seed's ``AllInPositionForAttack``): the brain's signal to attack
   together; ``pack_fed`` — 1 once any of them caught a zebra (the seed's ``NotifyCatch``).
 
-The author lists the weaknesses of his lions (seed 001, 6.1.2 and 6.3); by default the
-pride's are fixed here, with the seed's empty-herd division, and ``faithful = true`` hunts
-exactly as the seed's code does:
+The author lists the weaknesses of his lions (seed 001, 6.1.2 and 6.3). By default the
+three that concern the pride's hunt are fixed here, and so is the seed's division by an
+empty herd; ``faithful = true`` hunts exactly as the seed's code does:
 
 =====================  ===============================================  =====================================
 weakness               default                                          faithful
@@ -105,14 +105,15 @@ def attack_distance(radius: float, cfg: "PackConfig") -> float:
     return radius * cfg.attack_distance_factor if cfg.faithful else radius + cfg.attack_standoff
 
 
-def chase_target(seen, seen_uid, seen_vel, me, my_speed: float, kept_uid: int, cfg: "PackConfig"):
+def chase_target(seen, seen_dist, seen_uid, seen_vel, my_speed: float, kept_uid: int, cfg: "PackConfig"):
     """The prey an attacking animal chases and the point it aims at: ``(uid, (x, z))``.
 
-    Faithful: the nearest, aimed at where it is. Otherwise the prey kept from the last
-    step while no other is closer than ``commit_ratio`` × its distance, aimed
-    ``min(distance / speed, lead_time)`` seconds ahead of its velocity.
+    ``seen`` are the prey it sees (x, z), ``seen_dist`` their distances to it. Faithful:
+    the nearest, aimed at where it is. Otherwise the prey kept from the last step while no
+    other is closer than ``commit_ratio`` × its distance, aimed ``min(distance / speed,
+    lead_time)`` seconds ahead along its velocity.
     """
-    d = np.hypot(*(seen - me).T)
+    d = seen_dist
     j = int(np.argmin(d))
     if cfg.faithful:
         return int(seen_uid[j]), seen[j].copy()
@@ -217,7 +218,8 @@ class PackSystem(System):
         eating = state == p.eating
         in_position = np.zeros(n, bool)
         for i in range(n):
-            sees = np.hypot(*(zebras - me[i]).T) < p.cfg.sight if len(zebras) else np.zeros(0, bool)
+            dist = np.hypot(*(zebras - me[i]).T) if len(zebras) else np.zeros(0)
+            sees = dist < p.cfg.sight
             seen = zebras[sees]
             # a preparing lion that lost sight of the herd keeps heading for its last attack point
             # (faithful: it stops steering toward any, as the seed's NaN point does)
@@ -236,7 +238,7 @@ class PackSystem(System):
                     c["herd_x"][i], c["herd_z"][i] = centre
                     c["herd_on"][i] = 1.0
                 elif attacking[i]:
-                    uid, aim = chase_target(seen, zebra_uid[sees], zebra_vel[sees], me[i], float(speed[i]),
+                    uid, aim = chase_target(seen, dist[sees], zebra_uid[sees], zebra_vel[sees], float(speed[i]),
                                             int(c["prey_uid"][i]), p.cfg)
                     c["prey_uid"][i] = uid
                     c["goal_x"][i], c["goal_z"][i] = aim
