@@ -12,9 +12,9 @@ import type {
   ClientMessage, EventsMessage, InspectMessage, SceneMessage, ServerMessage, StatusMessage, Vec3,
 } from "./protocol/messages";
 import { SpeciesLayer, Highlight } from "./render/animals";
-import { CameraRig, frameGroup, isTyping, type CameraMode, type FollowTarget } from "./render/cameras";
+import { CameraRig, isTyping, type CameraMode, type FollowTarget } from "./render/cameras";
 import { EntityView } from "./render/entities";
-import { Motion } from "./render/models";
+import { AutoFraming, type Framed } from "./render/framing";
 import { SelectionOverlay } from "./render/debug";
 import { EnvironmentView } from "./render/environment";
 import { World } from "./render/world";
@@ -25,9 +25,6 @@ import { Inspector } from "./ui/inspector";
 import { Timeline } from "./ui/timeline";
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
-
-/** Simulated seconds after the first framing at which the camera frames the animals again. */
-const REFRAME_AFTER_S = 3;
 
 export interface Selection {
   species: string;
@@ -77,25 +74,12 @@ export class App {
   private lastPlayerSend = 0;
   private scenarioShown = "";
   private statusError: string | null = null;
-  /** Set by a new scenario: aim the camera at the animals once a frame with animals arrives. */
-  private frameAnimals = false;
-  /**
-   * Simulated time at which the camera frames the animals once more, gliding there
-   * (null: not planned). A group often looks different a few seconds after it was
-   * spawned (a flock spreads, then gathers); the second look shows what it became.
-   * Any camera move by the user cancels it.
-   */
-  private reframeAt: number | null = null;
-  /**
-   * What the framed view keeps following until the user moves the camera: the species
-   * framed (and whether the other species' centre counted), and the orbit target's offset
-   * from that centre when it was framed.
-   */
-  private anchor: { species: string; withOthers: boolean; offset: THREE.Vector3 } | null = null;
-  private readonly anchorTarget = new THREE.Vector3();
-  private anchorValid = false;
+  /** Aims the orbit camera at the animals when a scenario starts, and follows them until the user moves it. */
+  private readonly framing: AutoFraming;
   /** The camera as last framed on the animals (tests): target, distance and group radius. */
-  framed: { target: number[]; position: number[]; radius: number; species: string } | null = null;
+  get framed(): Framed | null {
+    return this.framing.framed;
+  }
   private readonly pointer = new THREE.Vector2();
   private pointerDown: { x: number; y: number; t: number } | null = null;
   private readonly raycaster = new THREE.Raycaster();
@@ -110,6 +94,18 @@ export class App {
     this.entities = new EntityView(this.world.lightUniforms);
     this.world.scene.add(this.entities.group);
     this.rig = new CameraRig(this.world.camera, canvas);
+    this.framing = new AutoFraming({
+      world: this.world,
+      rig: this.rig,
+      layers: () => this.layers,
+      floorAt: (x, z) => Math.max(this.groundHeight(x, z), this.env.waterShape?.level ?? -Infinity),
+      freeBand: (rect) => {
+        const top = Math.max($("topbar").getBoundingClientRect().bottom, rect.top);
+        const charts = $("charts");
+        const chartsShown = !document.body.classList.contains("no-charts") && charts.offsetParent !== null;
+        return { top, bottom: chartsShown ? Math.min(charts.getBoundingClientRect().top, rect.bottom) : rect.bottom };
+      },
+    });
     this.overlay = new SelectionOverlay($("labels"));
     this.world.scene.add(this.overlay.group);
     this.inspector = new Inspector($("inspector"), () => this.deselect(), () => this.setCamera("follow"));
@@ -159,8 +155,7 @@ export class App {
   frameAll(): void {
     if (this.rig.mode !== "orbit") this.setCamera("orbit");
     this.rig.resetUserMoved();
-    this.frameAnimals = true;
-    this.reframeAt = null;
+    this.framing.request();
   }
 
   // ---- server messages ---------------------------------------------------------------
@@ -224,10 +219,7 @@ export class App {
     if (changed || this.scenarioShown !== scene.scenario) {
       this.rig.frame(this.world.boundsMin, this.world.boundsMax);
       this.rig.resetUserMoved();
-      this.frameAnimals = true;
-      this.reframeAt = null;
-      this.anchor = null;
-      this.framed = null;
+      this.framing.reset();
       const c = new THREE.Vector3().addVectors(this.world.boundsMin, this.world.boundsMax).multiplyScalar(0.5);
       this.playerPosition.set(c.x, this.groundHeight(c.x, c.z), c.z);
       this.scenarioShown = scene.scenario;
@@ -577,155 +569,13 @@ export class App {
       if (block.index < this.layers.length) this.layers[block.index].update(block);
       else this.entities.update(block, frame.time);
     }
-    if (this.frameAnimals) {
-      const view = this.animalView();
-      if (view) {
-        this.frameAnimals = false;
-        this.rig.lookFrom(view.position, view.target);
-        this.reframeAt = frame.time + REFRAME_AFTER_S;
-        this.anchor = view.anchor;
-      }
-    } else if (this.reframeAt !== null && frame.time >= this.reframeAt) {
-      this.reframeAt = null;
-      const view = this.animalView();
-      if (view && !this.rig.userMoved) {
-        this.rig.glideTo(view.position, view.target);
-        this.anchor = view.anchor;
-      }
-    }
-    this.anchorValid = false;
-    if (this.anchor && !this.rig.userMoved) {
-      const centre = this.groupCentre(this.anchor.species, this.anchor.withOthers);
-      if (centre) {
-        this.anchorTarget.copy(centre).add(this.anchor.offset);
-        this.anchorValid = true;
-      }
-    }
+    this.framing.onFrame(frame.time);
     this.decodeMs = 0.8 * this.decodeMs + 0.2 * (performance.now() - t0);
     this.step = frame.step;
     this.timeline.showFrame(frame.step);
     this.time = frame.time;
     this.frameBytes = frame.byteLength;
     this.framesApplied++;
-  }
-
-  /** Centre of mass of a species, or (`withOthers`) the midpoint between it and the other species' centre. */
-  private groupCentre(species: string, withOthers: boolean): THREE.Vector3 | null {
-    const main = this.layers.find((l) => l.info.name === species);
-    if (!main || !main.count) return null;
-    const c = centreOf(main);
-    const others = withOthers ? this.othersCentre(main) : null;
-    return others ? c.lerp(others, 0.5) : c;
-  }
-
-  /** The mean of the centres of every species but `main` that has animals (null: none has). */
-  private othersCentre(main: SpeciesLayer): THREE.Vector3 | null {
-    const others = this.layers.filter((l) => l !== main && l.count);
-    if (!others.length) return null;
-    return others.reduce((sum, l) => sum.add(centreOf(l)), new THREE.Vector3()).divideScalar(others.length);
-  }
-
-  /**
-   * The view that frames the main species (the most numerous): the orbit target on its
-   * centre of mass, from a distance at which the group fills about half of the part of
-   * the view that the panels leave free (closer when single animals would be specks),
-   * from an angle that suits how it moves (a little below flyers, so that they are seen
-   * against the sky; steeply down through the water onto swimmers), and with another
-   * species that is not far beside it. `anchor` is what the view keeps following until
-   * the user moves the camera. Null while there is no animal to frame yet.
-   */
-  private animalView(): { position: THREE.Vector3; target: THREE.Vector3; anchor: { species: string; withOthers: boolean; offset: THREE.Vector3 } } | null {
-    let main: SpeciesLayer | null = null;
-    for (const layer of this.layers) if (layer.count > (main?.count ?? 0)) main = layer;
-    if (!main) return null;
-    const cam = this.world.camera;
-    const rect = this.world.canvas.getBoundingClientRect();
-    const height = Math.max(rect.height, 1);
-    const top = Math.max($("topbar").getBoundingClientRect().bottom, rect.top);
-    const charts = $("charts");
-    const chartsShown = !document.body.classList.contains("no-charts") && charts.offsetParent !== null;
-    const bottom = chartsShown ? Math.min(charts.getBoundingClientRect().top, rect.bottom) : rect.bottom;
-    const visible = THREE.MathUtils.clamp((bottom - top) / height, 0.3, 1);
-    const framing = frameGroup(main.positions, main.count, {
-      fovDeg: cam.fov, aspect: cam.aspect, fill: 0.55, share: 0.7, visible, minRadius: Math.max(main.info.scale * 2, 1),
-    });
-    if (!framing) return null;
-    // Small animals in a wide group would be specks: come closer (up to 40 %) until one
-    // body length is about 12 pixels, letting the group fill more than half the view.
-    const pixels = 12;
-    const near = (main.info.scale * height) / (2 * Math.tan(THREE.MathUtils.degToRad(cam.fov) / 2) * pixels);
-    framing.distance = Math.min(framing.distance, Math.max(near, 0.6 * framing.distance));
-    const motion = main.model.motion;
-    // A flat group (a 2D scene: every animal at one height) is a line seen from the side:
-    // look down on it instead.
-    let low = Infinity, high = -Infinity;
-    const step = Math.max(1, Math.floor(main.count / 4000));
-    for (let i = 0; i < main.count; i += step) {
-      const y = main.positions[3 * i + 1];
-      low = Math.min(low, y);
-      high = Math.max(high, y);
-    }
-    const flat = high - low < 0.05 * framing.radius;
-    const elevation = THREE.MathUtils.degToRad(
-      flat ? 60 : motion === Motion.Flyer ? -7 : motion === Motion.Swimmer || motion === Motion.Shark ? 42 : motion === Motion.Walker ? 28 : 25,
-    );
-    // From the sun's side (lit faces, no glare off the water), a little to the right of it.
-    let azimuth = Math.atan2(0.55, 0.7);
-    let center = framing.center;
-    let distance = framing.distance;
-    let withOthers = false;
-    // Other species (predators, prey) not far from the main group join the picture: the
-    // camera looks across the line between the two groups, from the sunnier side, far
-    // enough back for both to fit side by side, unless that would shrink the main group
-    // to a third of its size.
-    const others = this.othersCentre(main);
-    if (others) {
-      const apart = others.sub(framing.center);
-      const across = Math.hypot(apart.x, apart.z);
-      const wide = Math.tan(THREE.MathUtils.degToRad(cam.fov) / 2) * cam.aspect;
-      const needed = (across / 2 + 1.25 * framing.radius) / (0.75 * wide);
-      if (across > framing.radius && needed <= 3 * framing.distance) {
-        withOthers = true;
-        center = framing.center.clone().addScaledVector(apart, 0.5);
-        distance = Math.max(distance, needed);
-        const sunny = new THREE.Vector2(Math.sin(azimuth), Math.cos(azimuth));
-        const side = new THREE.Vector2(-apart.z, apart.x).divideScalar(across);
-        if (side.dot(sunny) < 0) side.negate();
-        azimuth = Math.atan2(side.x, side.y);
-      }
-    }
-    const back = new THREE.Vector3(Math.sin(azimuth) * Math.cos(elevation), Math.sin(elevation), Math.cos(azimuth) * Math.cos(elevation));
-    const position = center.clone().addScaledVector(back, distance);
-    // Stay above the ground and the water.
-    let floor = this.groundHeight(position.x, position.z);
-    const water = this.env.waterShape;
-    if (water) floor = Math.max(floor, water.level);
-    const clearance = Math.max(main.info.scale * 2, 1.5);
-    if (position.y < floor + clearance) position.y = floor + clearance;
-    let target: THREE.Vector3;
-    if (position.y <= center.y) {
-      // The orbit controls keep the camera above its target: look level from below the
-      // group, which then shows above the middle of the view, against the sky.
-      target = new THREE.Vector3(center.x, position.y, center.z);
-    } else {
-      // Put the group in the middle of the free part of the view, not behind the panels:
-      // the target moves down (along the camera's up) by the screen offset of that middle.
-      const middle = 1 - 2 * ((top + bottom) / 2 - rect.top) / height;
-      const forward = center.clone().sub(position).normalize();
-      const up = new THREE.Vector3(0, 1, 0).addScaledVector(forward, -forward.y).normalize();
-      const half = Math.tan(THREE.MathUtils.degToRad(cam.fov) / 2);
-      target = center.clone().addScaledVector(up, -middle * position.distanceTo(center) * half);
-    }
-    this.framed = { target: target.toArray(), position: position.toArray(), radius: framing.radius, species: main.info.name };
-    return { position, target, anchor: { species: main.info.name, withOthers, offset: target.clone().sub(center) } };
-  }
-
-  private driftCamera(dt: number): void {
-    if (!this.anchorValid) return;
-    const cam = this.world.camera.position;
-    const water = this.env.waterShape;
-    const floor = Math.max(this.groundHeight(cam.x, cam.z), water ? water.level : -Infinity);
-    this.rig.drift(this.anchorTarget, dt, floor + 1.5);
   }
 
   /**
@@ -735,7 +585,7 @@ export class App {
   holdCamera(): void {
     if (this.rig.mode !== "orbit") return;
     this.rig.finishGlide();
-    this.driftCamera(Infinity);
+    this.framing.drift(Infinity);
     this.rig.userMoved = true;
   }
 
@@ -755,8 +605,7 @@ export class App {
     this.movePlayer(dt);
     const target = this.followTarget();
     if (this.rig.mode === "follow" && !target) this.setCamera("orbit");
-    // Until the user takes the camera, the framed view drifts along with the animals.
-    this.driftCamera(dt);
+    this.framing.drift(dt);
     this.rig.update(dt, target);
     this.world.camera.updateMatrixWorld();
     if (target && this.inspect) {
@@ -913,17 +762,6 @@ function describeAck(action: string, result: unknown): string {
 }
 
 /** A species' centre of mass in the latest frame. */
-function centreOf(layer: SpeciesLayer): THREE.Vector3 {
-  const c = new THREE.Vector3();
-  const p = layer.positions;
-  for (let i = 0; i < layer.count; i++) {
-    c.x += p[3 * i];
-    c.y += p[3 * i + 1];
-    c.z += p[3 * i + 2];
-  }
-  return c.divideScalar(Math.max(layer.count, 1));
-}
-
 function vec(v: THREE.Vector3): Vec3 {
   return [v.x, v.y, v.z];
 }
