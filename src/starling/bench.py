@@ -116,6 +116,65 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
     }
 
 
+def bench_device_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5, fov_deg: float = 270.0,
+                      warmup: int = 3, repeats: Optional[int] = None, budget_s: float = 3.0) -> dict:
+    """The same pipeline on the GPU (``backend = "cuda"``, docs/gpu.md): the step with the state kept on the
+    device, each kernel timed on its own (synchronised), and what copying the state back to the host costs.
+
+    Raises RuntimeError with the reason when the CUDA backend cannot run here.
+    """
+    from .cuda.runtime import cuda_module, device_name
+
+    cfg = bench_scenario(n, density=density, radius=radius, k=k, fov_deg=fov_deg)
+    cfg["backend"] = "cuda"
+    sim = Simulation(validate_scenario(cfg), record_debug=False)
+    if sim.device is None:
+        raise RuntimeError(sim.backend_note or "the CUDA backend is not available")
+    cuda = cuda_module()
+    device = sim.device
+
+    def step():
+        sim._step_once()  # device only: no copy to the host
+        cuda.synchronize()
+
+    warm = _timed(step, warmup)  # the first compiles the kernels; the rest say how long a step takes
+    per_step = min(warm[1:] or warm)
+    repeats = repeats or int(min(200, max(5, budget_s / max(per_step, 1e-5))))
+    steps = _timed(step, repeats)
+    stage_repeats = max(3, repeats // 2)
+    profile = {}
+
+    def timed(fn):
+        def run():
+            fn()
+            cuda.synchronize()
+        return _stats(_timed(run, stage_repeats))
+
+    lo, hi, box = device._bounds
+    profile["grid"] = timed(lambda: [g.build(p, r, lo, hi, box) for g, p, r in device.grids])
+    names = {"neighbour query": "query", "species.boid.groups pair geometry": "pair_geometry",
+             "species.boid.merger": "merger"}
+    for launch in device.steer_launches:
+        name = names.get(launch.where) or launch.where.rsplit(".", 1)[-1]
+        slot = next((s for s in sim.pipelines[0].slots if s.where == launch.where), None)
+        profile[slot.name if slot is not None else name] = timed(lambda: launch(sim.time))
+    profile["mover"] = timed(lambda: [launch() for launch in device.move_launches])
+    download = _stats(_timed(device.download, stage_repeats))
+    device.upload()  # the timed stages ran on the state again; start the host and device from one state
+    return {
+        "n": n,
+        "backend": "cuda",
+        "device": device_name(),
+        "step_ms": _stats(steps),
+        "query_ms": {key: round(profile["grid"][key] + profile["query"][key], 4) for key in ("median", "p95")},
+        "profile_ms": {name: s["median"] for name, s in profile.items()},
+        "download_ms": download,
+        "bytes_per_animal_downloaded": 4 * 3 * 4,
+        "steps_timed": repeats,
+        "health": sim.health(),
+    }
+
+
 def run_bench(sizes: Iterable[int], **kw) -> list[dict]:
     return [bench_size(int(n), **kw) for n in sizes]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import time as _time
+import warnings
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Union
 
@@ -213,6 +214,43 @@ class Simulation:
         self.previous_scenario = None
         self.reused = None
         self.saved_systems = frozenset()
+        self._attach_device()
+
+    def _attach_device(self) -> None:
+        """Step on the GPU when the scenario asks for it (``backend = "cuda"``) and it can (docs/gpu.md).
+
+        Otherwise the simulation runs on the CPU and ``backend_note`` says why — no GPU
+        here, or the config paths the GPU cannot run (ray casts, ecology, …) — also as a
+        ``RuntimeWarning``. ``device`` is the :class:`~starling.cuda.stepper.DeviceStepper`, or None.
+        """
+        self.device = None
+        #: why a ``backend = "cuda"`` scenario runs on the CPU (None when it runs where it asked)
+        self.backend_note: Optional[str] = None
+        if self.scenario.backend != "cuda":
+            return
+        from .cuda import unavailable_reason
+
+        reason = unavailable_reason()
+        if reason is None:
+            from .cuda.stepper import DeviceStepper, device_problems
+            from .cuda.translate import DeviceUnsupported
+
+            problems = device_problems(self)
+            if problems:
+                reason = "; ".join(f"{p.path}: {p.message}" for p in problems)
+            else:
+                try:
+                    self.device = DeviceStepper(self)
+                except DeviceUnsupported as exc:
+                    reason = str(exc)
+        if reason is not None:
+            self.backend_note = f"backend 'cuda' is not used, this simulation runs on the CPU: {reason}"
+            warnings.warn(self.backend_note, RuntimeWarning, stacklevel=4)
+
+    @property
+    def backend(self) -> str:
+        """Where the step runs: ``"cuda"`` or ``"cpu"``."""
+        return "cpu" if self.device is None else "cuda"
 
     def _check_access(self) -> None:
         """Every component a system reads or writes is owned, with its type (see ``starling.systems``)."""
@@ -402,6 +440,7 @@ class Simulation:
     def step(self, n: int = 1, on_part: Optional[Callable[[str], None]] = None) -> None:
         """Advance ``n`` fixed steps; ``on_part(name)`` is told each part of a step as it starts
         (a progress display while the first step compiles the kernels, see :mod:`starling.prepare`)."""
+        synced = True
         for _ in range(int(n)):
             t0 = _time.perf_counter()
             if on_part is None:
@@ -409,19 +448,31 @@ class Simulation:
             else:
                 for part in self._step_parts():
                     on_part(part)
+            synced = self.device is None
             if self._queued_sets:
+                synced = synced or self._download()
                 queued, self._queued_sets = self._queued_sets, []
                 self.set(*queued)
             self.last_step_ms = (_time.perf_counter() - t0) * 1000.0
             if self.scenario.stop and self.outcome is None:
+                synced = synced or self._download()
                 self._check_stops()
             if self._observers:
                 step = self.world.clock.step
                 view = None
                 for observer in tuple(self._observers):
                     if step % observer.every == 0:
+                        synced = synced or self._download()
                         view = view or StepView(self)
                         observer.callback(view)
+        if not synced:
+            self._download()
+
+    def _download(self) -> bool:
+        """Bring the GPU's state to the host arrays (everything that reads them runs after this)."""
+        if self.device is not None:
+            self.device.download()
+        return True
 
     def _step_once(self) -> None:
         for _ in self._step_parts():
@@ -435,6 +486,11 @@ class Simulation:
         world = self.world
         t = world.clock.time
         dt = world.clock.dt
+        if self.device is not None:  # no systems, no commands: device_problems keeps those on the CPU
+            yield "GPU step"
+            self.device.step(t, dt)
+            world.clock.advance()
+            return
         yield "systems before steering"
         for system in self.systems:
             system.before_behaviors(self, dt)
@@ -464,8 +520,8 @@ class Simulation:
             self._restore_locality()
 
     def step_part_count(self) -> int:
-        """How many parts :meth:`_step_parts` names: 2 + 2 per species."""
-        return 2 + 2 * len(self.pipelines)
+        """How many parts :meth:`_step_parts` names: 2 + 2 per species (1 on the GPU)."""
+        return 1 if self.device is not None else 2 + 2 * len(self.pipelines)
 
     def _check_stops(self) -> None:
         """The first ``[[stop]]`` condition that holds decides the run (see :mod:`starling.config.stop`)."""

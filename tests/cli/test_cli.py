@@ -13,7 +13,8 @@ def test_run_json_prints_the_documented_object():
     result = runner.invoke(app, ["run", "flock", "--steps", "20", "--json", "--seed", "3"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout.strip().splitlines()[-1])
-    assert set(data) == {"scenario", "steps", "seed", "wall_s", "step_ms", "species", "health"}
+    assert set(data) == {"scenario", "steps", "seed", "wall_s", "step_ms", "species", "health", "backend"}
+    assert data["backend"] == "cpu"
     assert data["scenario"] == "flock" and data["steps"] == 20 and data["seed"] == 3
     assert set(data["step_ms"]) == {"median", "p95"}
     assert set(data["species"]["bird"]) == {"alive", "mean_speed", "polarization", "milling", "groups",

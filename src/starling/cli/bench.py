@@ -118,14 +118,37 @@ def bench(
     record: Optional[str] = typer.Option(None, "--record", help="--scenario: measure what recording at this "
                                          "precision (float32 or float16) adds to the step."),
     record_every: int = typer.Option(1, "--record-every", min=1, help="--record: keep every K-th step."),
+    backend: str = typer.Option("cpu", "--backend", help="cpu, or cuda: the flocking pipeline (or --scenario) "
+                                "on an NVIDIA GPU, with each kernel's time and the copy back to the host (docs/gpu.md)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Measure step and query times of the flocking pipeline, ray casts with --rays, or a whole
     scenario with --scenario (medians after warm-up)."""
-    from ..bench import bench_rays, bench_size
+    from ..bench import bench_device_size, bench_rays, bench_size
 
     _load_plugins(plugin)
+    if backend not in ("cpu", "cuda"):
+        _fail(f"--backend: expected cpu or cuda, got {backend!r}")
+    if backend == "cuda":
+        from ..cuda import unavailable_reason
+
+        reason = unavailable_reason()
+        if reason is not None:
+            _fail(f"--backend cuda: the GPU backend cannot run here: {reason}")
+        if rays or record is not None or zebras is not None or density_sweep or k_sweep or query is not None:
+            _fail("--backend cuda: measures the flocking pipeline (--sizes) or a whole scenario (--scenario); "
+                  "ray casts, recording, the zebra stress test, sweeps and --query run on the CPU")
+        if scenario is not None:
+            from ..simulation import load_scenario
+
+            set_ = [*set_, "backend=cuda"]
+            try:
+                probe = load_scenario(scenario, overrides=set_, record_debug=False)
+            except ConfigError as e:
+                _config_fail(e)
+            if probe.device is None:
+                _fail(f"--backend cuda: {probe.backend_note}")
     if query is not None:
         from ..steering import registry
 
@@ -251,20 +274,35 @@ def bench(
     for label, value, kw in runs:
         if not as_json:
             err.print(f"bench {label}={value} …", highlight=False)
-        r = bench_size(kw["n"], density=kw["density"], radius=radius, k=kw["k"], fov_deg=fov, method=query,
-                       budget_s=budget)
+        if backend == "cuda":
+            try:
+                r = bench_device_size(kw["n"], density=kw["density"], radius=radius, k=kw["k"], fov_deg=fov,
+                                      budget_s=budget)
+            except RuntimeError as e:
+                _fail(f"--backend cuda: {e}")
+        else:
+            r = bench_size(kw["n"], density=kw["density"], radius=radius, k=kw["k"], fov_deg=fov, method=query,
+                           budget_s=budget)
         r.update(density=kw["density"], k=kw["k"])
         results.append(r)
     import numba
 
     report = {"query": query, "radius": radius, "fov_deg": fov, "threads": numba.get_num_threads(),
-              "results": results}
+              "backend": backend, "results": results}
+    if backend == "cuda":
+        report["query"] = "device grid"
+        report["device"] = results[0]["device"] if results else None
     if as_json:
         sys.stdout.write(json.dumps(report) + "\n")
         return
+    if backend == "cuda":
+        out.print(f"GPU: {report['device']} (state kept on the device; 'download' is the copy back to the host)",
+                  highlight=False)
     table = Table("n", "density", "k", "step median ms", "step p95 ms", "query ms", "profile (median ms)", box=None)
     for r in results:
         prof = ", ".join(f"{a} {b:.3f}" for a, b in r["profile_ms"].items())
+        if "download_ms" in r:
+            prof += f", download {r['download_ms']['median']:.3f}"
         table.add_row(str(r["n"]), f"{r['density']:g}", str(r["k"]), f"{r['step_ms']['median']:.3f}",
                       f"{r['step_ms']['p95']:.3f}", f"{r['query_ms']['median']:.3f}", prof)
     out.print(table)

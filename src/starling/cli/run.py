@@ -78,7 +78,10 @@ def _summary(sim, scenario_name: str, steps: int, wall: float, step_ms: list[flo
         "step_ms": {"median": round(float(np.median(arr)), 4), "p95": round(float(np.percentile(arr, 95)), 4)},
         "species": species,
         "health": sim.health(),
+        "backend": sim.backend,
     }
+    if sim.backend_note:
+        out["backend_note"] = sim.backend_note
     if entities:
         out["entities"] = entities
     return out
@@ -100,20 +103,33 @@ def run(
     precision: str = typer.Option("float32", "--precision", help="With --record: float32 or float16 arrays."),
     metrics_every: Optional[int] = typer.Option(None, "--metrics-every", min=0, help=(
         "With --record: sample metrics and counters every M steps (default max(10, --every); 0: never).")),
+    backend: Optional[str] = typer.Option(None, "--backend", help=(
+        "cpu or cuda (an NVIDIA GPU, docs/gpu.md); default: the scenario's. A scene the GPU cannot run says why "
+        "and runs on the CPU.")),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Run a scenario headless and summarise it: per species polarization, milling, groups."""
+    import warnings
+
     from ..simulation import load_scenario
 
     _load_plugins(plugin)
+    if backend is not None:
+        if backend not in ("cpu", "cuda"):
+            _fail(f"--backend: expected cpu or cuda, got {backend!r}")
+        set_ = [*set_, f"backend={backend}"]
     if precision not in ("float32", "float16"):
         _fail(f"--precision: {precision!r} is not float32 or float16")
     if record_to is not None and record_to.exists():
         _fail(f"--record: {record_to} already exists; choose a new path (a recording is never overwritten)")
     try:
-        sim = load_scenario(scenario, seed=seed, dt=dt, overrides=set_, record_debug=False)
+        with warnings.catch_warnings():  # the CPU fallback's reason is printed below, once
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sim = load_scenario(scenario, seed=seed, dt=dt, overrides=set_, record_debug=False)
     except ConfigError as e:
         _config_fail(e)
+    if sim.backend_note:
+        err.print(sim.backend_note, highlight=False)
     total = sim.scenario.steps if steps is None else steps
     if average is not None and average > total:
         _fail(f"--average: {average} steps is more than the {total} steps run; lower it or raise --steps")

@@ -283,6 +283,9 @@ def scenario_model():
             "moving in continuous time; a discrete-time model (Vicsek's Δt = 1) declares its own."))),
         dt=(float, Field(1.0 / 30.0, gt=0, description="Fixed time step, s (at most max_dt).")),
         seed=(int, Field(0, ge=0, description="Seed of the simulation's random generator.")),
+        backend=(Literal["cpu", "cuda"], Field("cpu", description=(
+            "Where the step runs: 'cpu' (Numba), or 'cuda' (an NVIDIA GPU, `pip install starling[cuda]`). "
+            "A scene the GPU cannot run, or a machine without one, runs on the CPU and says why (docs/gpu.md)."))),
         steps=(int, Field(1000, ge=0, description="Default step count of `starling run`.")),
         stop=(list[StopCondition], Field(default_factory=list, description=(
             "When a run is decided (checked after every step, in order): see starling.config.stop."))),
