@@ -37,6 +37,8 @@ def serve(
     precision: str = typer.Option("float32", "--precision", help="With --record: float32 or float16 arrays."),
     workspace: Path = typer.Option(Path("starling-workspace"), "--workspace", help=(
         "Folder the editor saves and loads scenario files in.")),
+    backend: Optional[str] = typer.Option(None, "--backend", help=(
+        "cpu or cuda (an NVIDIA GPU, docs/gpu.md); default: the scenario's.")),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Run the live app: the simulation streamed to a 3D view in the browser."""
@@ -44,6 +46,10 @@ def serve(
     from ..server import serve as run_server
 
     _load_plugins(plugin)
+    if backend is not None:
+        if backend not in ("cpu", "cuda"):
+            _fail(f"--backend: expected cpu or cuda, got {backend!r}")
+        set_ = [*set_, f"backend={backend}"]
     name = scenario or default_scene()
     try:
         load_scenario_config(name, set_)  # fail fast, with the field named, before binding a port
