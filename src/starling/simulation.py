@@ -302,6 +302,7 @@ class Simulation:
         :meth:`restore` continues from it exactly as this simulation would have.
         Take it between steps. Values are copies: later steps do not change it.
         """
+        self.sync()
         return {
             "format": SNAPSHOT_FORMAT,
             "config": self.scenario.model_dump(mode="json"),
@@ -425,6 +426,7 @@ class Simulation:
         return [sp.name for sp in self.scenario.species]
 
     def population(self, name: str) -> Population:
+        self.sync()
         return self.world.population(name)
 
     @property
@@ -437,9 +439,14 @@ class Simulation:
         system = next((s for s in self.systems if s.name == "environment"), None)
         return None if system is None else system.environment
 
-    def step(self, n: int = 1, on_part: Optional[Callable[[str], None]] = None) -> None:
+    def step(self, n: int = 1, on_part: Optional[Callable[[str], None]] = None, *, sync: bool = True) -> None:
         """Advance ``n`` fixed steps; ``on_part(name)`` is told each part of a step as it starts
-        (a progress display while the first step compiles the kernels, see :mod:`starling.prepare`)."""
+        (a progress display while the first step compiles the kernels, see :mod:`starling.prepare`).
+
+        On the GPU (``backend = "cuda"``) the host arrays are refreshed at the end unless
+        ``sync=False``; then :meth:`sync` (which :meth:`population`, :meth:`metrics`,
+        :meth:`health`, :meth:`inspect` and :meth:`snapshot` call) refreshes them when read.
+        """
         synced = True
         for _ in range(int(n)):
             t0 = _time.perf_counter()
@@ -466,12 +473,20 @@ class Simulation:
                         view = view or StepView(self)
                         observer.callback(view)
         if not synced:
+            self._host_stale = True
+            if sync:
+                self._download()
+
+    def sync(self) -> None:
+        """Bring the host arrays up to date with the GPU after ``step(..., sync=False)`` (else nothing)."""
+        if getattr(self, "_host_stale", False):
             self._download()
 
     def _download(self) -> bool:
         """Bring the GPU's state to the host arrays (everything that reads them runs after this)."""
         if self.device is not None:
             self.device.download()
+        self._host_stale = False
         return True
 
     def _step_once(self) -> None:
@@ -590,6 +605,7 @@ class Simulation:
     # ------------------------------------------------------------------ reading
     def inspect(self, species: str, uid: int) -> Optional[dict]:
         """Everything the viewer shows about one animal; None if it is not alive."""
+        self.sync()
         pop = self.world.population(species)
         row = pop.index_of(uid)
         if row < 0:
@@ -640,6 +656,7 @@ class Simulation:
         ``nn_*`` summarise the nearest-neighbour distances (``nn_distance`` is their
         mean), ``speed_*`` the speeds; a statistic with too few animals is None.
         """
+        self.sync()
         box = self.world.box
         reach, flat = {}, {}
         for pipe in self.pipelines:
@@ -677,6 +694,7 @@ class Simulation:
 
     def health(self) -> dict:
         """Counts of broken state; all zero in a healthy run."""
+        self.sync()
         bad = 0
         for pop in self.world.populations.values():
             for arr in (pop.position, pop.velocity, pop.forward, pop.up):

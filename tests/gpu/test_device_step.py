@@ -169,6 +169,20 @@ def test_observers_stops_and_edits_see_the_state_of_the_step_they_follow():
     np.testing.assert_array_equal(restored.population("bird").position, sim.population("bird").position)
 
 
+def test_steps_without_a_sync_copy_back_only_when_the_state_is_read():
+    sim = Simulation(validate_scenario(calm_flock(count=20, backend="cuda")))
+    world_pos = sim.world.population("bird").position  # the host array itself, read without sync
+    before = world_pos.copy()
+    sim.step(2, sync=False)
+    np.testing.assert_array_equal(world_pos, before)  # not copied back yet
+    device_now = sim.device.species["bird"].arrays["position"].copy_to_host()
+    assert not np.array_equal(device_now, before)
+    np.testing.assert_array_equal(sim.population("bird").position, device_now)  # reading syncs
+    sim.step(1, sync=False)
+    assert sim.metrics()["bird"]["count"] == 20  # so do metrics, health, inspect and snapshots
+    np.testing.assert_array_equal(world_pos, sim.device.species["bird"].arrays["position"].copy_to_host())
+
+
 def test_the_cli_runs_on_the_gpu_or_says_why_not(monkeypatch):
     result = runner.invoke(app, ["run", "vicsek", "--steps", "3", "--set", "n=20", "--backend", "cuda", "--json"])
     assert result.exit_code == 0, result.output

@@ -170,7 +170,7 @@ def run(
                 for i in range(first, total):
                     if stop.requested or sim.outcome is not None:  # [[stop]] may decide at the first step
                         break
-                    sim.step()
+                    sim.step(sync=False)  # on a GPU the host copy is refreshed when read (metrics, the summary)
                     done += 1
                     step_ms.append(sim.last_step_ms)
                     if samples is not None and i >= total - average:
