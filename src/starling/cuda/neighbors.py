@@ -24,7 +24,7 @@ import math
 import numpy as np
 from numba import cuda, njit
 
-from ..steering.queries.grid import _insert_row, _wrap, query_thresholds
+from ..steering.queries.grid import _insert_row, candidate_distance, query_thresholds
 from .runtime import simulated
 from .translate import device_function
 
@@ -113,14 +113,9 @@ def knn_range(lo, hi, qpos, qfwd, tpos, torder, start, origin, inverse, dims, bo
                         j = torder[s]
                         if exclude_self and j == i:
                             continue
-                        ox = _wrap(tpos[s, 0] - px, bx, vx)
-                        oy = _wrap(tpos[s, 1] - py, by, vy)
-                        oz2 = _wrap(tpos[s, 2] - pz, bz, vz)
-                        d2 = ox * ox + oy * oy + oz2 * oz2
-                        if d2 > r2:
-                            continue
-                        dist = math.sqrt(d2)
-                        if not sees_all and fx * ox + fy * oy + fz * oz2 < thr * dist:
+                        dist = candidate_distance(tpos[s, 0] - px, tpos[s, 1] - py, tpos[s, 2] - pz, bx, by, bz,
+                                                  vx, vy, vz, r2, sees_all, fx, fy, fz, thr)
+                        if dist < 0.0:
                             continue
                         total += 1
                         count = _insert_row(out_index, out_distance, i, count, k, dist, j)
@@ -165,6 +160,19 @@ def count_cells(pos, origin, inverse, dims, cell, counts):
         cell[i] = c
         cuda.atomic.add(counts, c, 1)
 
+
+@cuda.jit(device=True)
+def _scan_shared(shared, t):
+    """Inclusive scan of the block's ``shared`` values in place (Hillis and Steele); ``t`` is this thread."""
+    step = 1
+    while step < BLOCK:
+        x = shared[t - step] if t >= step else 0
+        cuda.syncthreads()
+        shared[t] += x
+        cuda.syncthreads()
+        step *= 2
+
+
 @cuda.jit
 def scan_blocks(counts, start, sums):
     """``start[c + 1]`` = inclusive sum of ``counts`` within the block; ``sums[b]`` = the block's total."""
@@ -173,17 +181,12 @@ def scan_blocks(counts, start, sums):
     c = cuda.blockIdx.x * BLOCK + t
     shared[t] = counts[c] if c < counts.shape[0] else 0
     cuda.syncthreads()
-    step = 1
-    while step < BLOCK:
-        x = shared[t - step] if t >= step else 0
-        cuda.syncthreads()
-        shared[t] += x
-        cuda.syncthreads()
-        step *= 2
+    _scan_shared(shared, t)
     if c < counts.shape[0]:
         start[c + 1] = shared[t]
     if t == BLOCK - 1:
         sums[cuda.blockIdx.x] = shared[t]
+
 
 @cuda.jit
 def scan_sums(sums):
@@ -199,18 +202,13 @@ def scan_sums(sums):
         total += sums[q]
     shared[t] = total
     cuda.syncthreads()
-    step = 1
-    while step < BLOCK:
-        x = shared[t - step] if t >= step else 0
-        cuda.syncthreads()
-        shared[t] += x
-        cuda.syncthreads()
-        step *= 2
+    _scan_shared(shared, t)
     run = shared[t] - total  # what the runs before this thread's add up to
     for q in range(a, b):
         v = sums[q]
         sums[q] = run
         run += v
+
 
 @cuda.jit
 def scan_serial(counts, start, fill):
@@ -233,6 +231,7 @@ def add_block_offsets(start, sums, fill):
     if c == 0:
         start[0] = 0
 
+
 @cuda.jit
 def scatter(pos, cell, start, fill, order, tpos):
     i = cuda.grid(1)
@@ -243,6 +242,7 @@ def scatter(pos, cell, start, fill, order, tpos):
         tpos[s, 0] = pos[i, 0]
         tpos[s, 1] = pos[i, 1]
         tpos[s, 2] = pos[i, 2]
+
 
 @cuda.jit
 def clear(counts):

@@ -342,18 +342,18 @@ class DeviceStepper:
         return _Launch(kernel_for(mergers._acceleration_sum_range), _blocks(n), args, where)
 
 
+@dataclass
 class _KnnLaunch:
     """A group's neighbour query: the grid (built earlier in the step) searched by :func:`knn_range`."""
 
-    def __init__(self, grid: DeviceGrid, query, queriers: tuple, same: bool, k: int, out: tuple, blocks: int):
-        self.grid = grid
-        self.query = query
-        self.queriers = queriers
-        self.same = same
-        self.k = k
-        self.out = out
-        self.blocks = blocks
-        self.where = "neighbour query"
+    grid: DeviceGrid
+    query: Any
+    queriers: tuple  # the querying animals' positions and forward vectors
+    same: bool  # the queriers are the targets (each skips itself)
+    k: int
+    out: tuple  # index, distance, count, overflow
+    blocks: int
+    where: str = "neighbour query"
 
     def __call__(self, time: float = 0.0) -> None:
         cells, thresholds = self.grid.query_args(self.query.max_distance, self.query.fov_deg)

@@ -220,6 +220,29 @@ def _fov_threshold(fx, fy, fz, cos_limit):
 
 
 @njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def candidate_distance(ox, oy, oz, bx, by, bz, vx, vy, vz, r2, sees_all, fx, fy, fz, thr):
+    """The contract's test of one candidate at float32 offset ``(ox, oy, oz)`` from the animal:
+    its distance, or -1 when it is out of reach or out of view.
+
+    Minimum image on the wrapping axes (``bx``.. the periods, ``vx``.. their float32
+    inverses, 0 where an axis does not wrap), the float32 squared-radius test against
+    ``r2`` and the field of view against ``thr = cos_limit * |forward|``
+    (``query_thresholds``). Shared by the k-d tree's selection and the GPU's query, so both
+    measure exactly as the brute-force oracle does.
+    """
+    ox = _wrap(ox, bx, vx)
+    oy = _wrap(oy, by, vy)
+    oz = _wrap(oz, bz, vz)
+    d2 = ox * ox + oy * oy + oz * oz
+    if d2 > r2:
+        return np.float32(-1.0)
+    dist = math.sqrt(d2)
+    if not (sees_all or fx * ox + fy * oy + fz * oz >= thr * dist):
+        return np.float32(-1.0)
+    return dist
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _insert_row(out_index, out_distance, row, count, k, dist, j):
     """Insert candidate ``(dist, j)`` into the sorted top-k ``row``; returns the new count.
 

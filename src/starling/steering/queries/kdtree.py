@@ -13,7 +13,7 @@ the second method and a second oracle, so correctness comes first:
    of view filters *before* the k nearest are chosen (thesis 5.1.3, Figure
    5.4) and ``overflow`` counts every animal that passed.
 2. The pairs are grouped by animal, and a compiled kernel applies the grid's
-   float32 pair test (``grid._wrap`` and friends) and keeps the k best by
+   float32 pair test (``grid.candidate_distance``) and keeps the k best by
    (distance, index) with the same insertion, so the output is bit-identical
    to the grid's and independent of the tree's order and of the thread count.
 
@@ -22,8 +22,6 @@ trees.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numba import prange
@@ -34,7 +32,7 @@ from starling.steering.queries.grid import (
     _fov_threshold,
     _insert_row,
     _serial_and_parallel,
-    _wrap,
+    candidate_distance,
     query_thresholds,
 )
 
@@ -72,14 +70,9 @@ def _select_body(
             j = candidates[c]
             if exclude_self and j == i:
                 continue
-            ox = _wrap(tpos[j, 0] - px, bx, vx)
-            oy = _wrap(tpos[j, 1] - py, by, vy)
-            oz = _wrap(tpos[j, 2] - pz, bz, vz)
-            d2 = ox * ox + oy * oy + oz * oz
-            if d2 > r2:
-                continue
-            dist = math.sqrt(d2)
-            if not (sees_all or fx * ox + fy * oy + fz * oz >= thr * dist):
+            dist = candidate_distance(tpos[j, 0] - px, tpos[j, 1] - py, tpos[j, 2] - pz, bx, by, bz, vx, vy, vz,
+                                      r2, sees_all, fx, fy, fz, thr)
+            if dist < 0.0:
                 continue
             total += 1
             count = _insert_row(out_index, out_distance, i, count, k, dist, j)
