@@ -36,7 +36,7 @@ class _Device:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scenarios", nargs="*", default=["flock", "vicsek", "couzin", "classroom"])
+    parser.add_argument("scenarios", nargs="*", default=["flock", "vicsek", "couzin", "classroom", "fish_tank"])
     parser.add_argument("--cc", default="9.0", help="compute capability, e.g. 8.0 or 9.0")
     args = parser.parse_args()
     cc = tuple(int(x) for x in args.cc.split("."))

@@ -15,6 +15,7 @@ import starling
 from starling.cli import app
 from starling.config import validate_scenario
 from starling.simulation import Simulation
+from starling.steering import registry
 from starling.steering.results import emit
 
 runner = CliRunner()
@@ -79,8 +80,9 @@ def test_free_running_trajectories_part_no_faster_than_a_one_ulp_nudge_on_the_cp
 @pytest.mark.parametrize("name, overrides", [
     ("vicsek", ["n=40", "eta=2.5"]),  # the noise comes from the kernel random stream on both
     ("couzin", ["n=24"]),
+    ("fish_tank", ["species.fish.count=30"]),  # seed 002's acceleration sum and reversal mover
 ])
-def test_the_literature_models_run_the_same_on_both_backends(name, overrides):
+def test_the_literature_models_and_the_fish_tank_run_the_same_on_both_backends(name, overrides):
     cpu = starling.load_scenario(name, overrides=overrides)
     gpu = starling.load_scenario(name, overrides=[*overrides, "backend=cuda"])
     assert gpu.backend == "cuda"
@@ -123,10 +125,9 @@ def test_the_tutorials_behaviour_runs_unchanged_on_both_backends():
 
 
 class LateParams(starling.BehaviorParams):
-    kind: Literal["late_write"] = "late_write"
+    kind: Literal["test_gpu_late_write"] = "test_gpu_late_write"
 
 
-@starling.behavior("late_write", kind="simple", params=LateParams)
 def late_write(agents, p, time, dt, out):
     """Writes after its animal loop: fine on the CPU, impossible as one thread per animal."""
     pos = agents.position
@@ -135,7 +136,15 @@ def late_write(agents, p, time, dt, out):
     emit(out, 0, 0.0, 1.0, 0.0, 0.1, 0.0, 0.0)
 
 
-def test_what_the_gpu_cannot_run_is_named_and_the_scene_runs_on_the_cpu():
+@pytest.fixture
+def late_writer():
+    """Registered for one test only: other tests list every registered behaviour."""
+    starling.behavior("test_gpu_late_write", kind="simple", params=LateParams)(late_write)
+    yield
+    del registry._behaviors["test_gpu_late_write"]
+
+
+def test_what_the_gpu_cannot_run_is_named_and_the_scene_runs_on_the_cpu(late_writer):
     with pytest.warns(RuntimeWarning, match=r"species\.sheep\.ray_groups: ray casts run on the CPU only"):
         sim = starling.load_scenario("pasture", overrides=["backend=cuda"])
     assert sim.backend == "cpu" and sim.device is None
@@ -143,9 +152,9 @@ def test_what_the_gpu_cannot_run_is_named_and_the_scene_runs_on_the_cpu():
     sim.step(2)
     with pytest.warns(RuntimeWarning) as caught:
         sim = starling.load_scenario("flock", overrides=["backend=cuda", "species.bird.count=20",
-                                                         'species.bird.behaviors.3={kind = "late_write"}'])
+                                                         'species.bird.behaviors.3={kind = "test_gpu_late_write"}'])
     assert sim.backend == "cpu"
-    assert ("species.bird.behaviors.3: behaviour 'late_write' cannot run on the GPU: it runs code after the "
+    assert ("species.bird.behaviors.3: behaviour 'test_gpu_late_write' cannot run on the GPU: it runs code after the "
             "animal loop") in str(caught[0].message)
 
 

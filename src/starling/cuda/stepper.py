@@ -27,8 +27,6 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import Problem
-from ..motion.heading import HeadingMover
-from ..motion.movers import Mover, _move_range
 from ..steering import blending, mergers
 from ..steering.pipeline import NeighborView
 from ..steering.queries.pairs import _geometry_range
@@ -84,6 +82,15 @@ class _Launch:
         self.kernel[self.blocks, THREADS](*args)
 
 
+def _to_device(a: np.ndarray):
+    """A host array's device copy (an empty one as a view of one element: no zero-byte allocation)."""
+    cuda = cuda_module()
+    a = np.ascontiguousarray(a)
+    if a.size == 0:
+        return cuda.to_device(np.zeros((1,) + a.shape[1:], a.dtype))[:0]
+    return cuda.to_device(a)
+
+
 # ---------------------------------------------------------------------------------------------- support
 
 def _merger_problem(pipe) -> str | None:
@@ -98,9 +105,10 @@ def _merger_problem(pipe) -> str | None:
 
 
 def _mover_problem(mover) -> str | None:
-    if isinstance(mover, (Mover, HeadingMover)):
+    if hasattr(mover, "range_call"):
         return None
-    return f"mover {type(mover).__name__} has no GPU kernel (free, planar and the constant-speed movers have)"
+    return (f"mover {type(mover).__name__} has no range kernel to run on the GPU (a mover offers one with "
+            "`range_call`, as free, planar, constant_speed, halfway and reversal do)")
 
 
 def device_problems(sim) -> list[Problem]:
@@ -181,19 +189,20 @@ class DeviceStepper:
         self.move_launches: list[_Launch] = []
         self.grids: list[tuple] = []
         self.upload()
-        if not simulated():
-            self._compile()
 
     def _compile(self) -> None:
         """Compile every kernel for its arguments now, so a kernel the device compiler refuses is
-        reported when the scenario loads (with its config path), not at the first step."""
-        from numba import typeof
+        reported when the scenario loads (with its config path), not at the first step.
 
+        Each launch keeps the kernel specialised for its arguments: their types never change
+        between uploads, and a specialised kernel skips Numba's type resolution at every
+        launch (tens of microseconds of Python for the named tuples a behaviour takes).
+        """
         for launch in self.steer_launches + self.move_launches:
             if not isinstance(launch, _Launch):
                 continue  # the neighbour query: Starling's own kernel, compiled at the first step
             try:
-                launch.kernel.compile(tuple(typeof(a) for a in launch.args))
+                launch.kernel = launch.kernel.specialize(*launch.args)
             except Exception as exc:  # noqa: BLE001 - Numba's typing and lowering errors have many types
                 first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
                 raise DeviceUnsupported(f"{launch.where or 'a kernel'}: the GPU compiler refused it ({first})") from None
@@ -204,6 +213,8 @@ class DeviceStepper:
         for sp in self.species.values():
             sp.upload(self)
         self._plan()
+        if not simulated():
+            self._compile()
 
     def download(self) -> None:
         """Copy the moving state (positions, velocities, forward and up vectors) back to the host arrays."""
@@ -245,24 +256,20 @@ class DeviceStepper:
         for sp in self.species.values():
             self._plan_species(sp, box, dt)
         wrap = world.wrap
-        lo = cuda.to_device(np.asarray(world.bounds_min, np.float64))
-        size = cuda.to_device(np.asarray(world.bounds_max - world.bounds_min, np.float64))
-        none = cuda.to_device(np.zeros(1, np.float32))[:0]
+        lo = np.asarray(world.bounds_min, np.float64)
+        size = np.asarray(world.bounds_max - world.bounds_min, np.float64)
         for sp in self.species.values():
             n = sp.n
             if n == 0:
                 continue
             a = sp.arrays
             drawn = {name: sp.pop.component(comp) for name, comp in sp.draws}
-            table = cuda.to_device(np.ascontiguousarray(sp.mover.table.rows(n, drawn)))
-            args = (0, n, bool(sp.mover.planar), a["position"], a["velocity"], a["forward"], a["up"], sp.desired,
-                    table, dt, bool(wrap), lo, size, none)
-            if isinstance(sp.mover, Mover):
-                self.move_launches.append(_Launch(kernel_for(_move_range), _blocks(n), args + (none,),
-                                                  f"species.{sp.pipe.name}.mover"))
-            else:
-                self.move_launches.append(_Launch(kernel_for(type(sp.mover).serial), _blocks(n), args,
-                                                  f"species.{sp.pipe.name}.mover"))
+            # the mover's own range kernel and arguments, with the device's arrays for the moving state
+            kernel, args = sp.mover.range_call(a["position"], a["velocity"], a["forward"], a["up"], sp.desired, dt,
+                                               wrap=(lo, size) if wrap else None, drawn=drawn)
+            args = tuple(_to_device(x) if isinstance(x, np.ndarray) else x for x in args)
+            self.move_launches.append(_Launch(kernel_for(kernel), _blocks(n), (0, n) + args,
+                                              f"species.{sp.pipe.name}.mover"))
 
     def _plan_species(self, sp: _Species, box, dt: float) -> None:
         cuda = cuda_module()
@@ -312,12 +319,11 @@ class DeviceStepper:
     def _plan_behavior(self, sp: _Species, slot, inputs: tuple, dt: float) -> None:
         if not slot.params.enabled:
             return  # its row stays "no opinion" (zeros)
-        cuda = cuda_module()
         r = sp.results
         out = ResultView(r.direction[slot.row], r.direction_desire[slot.row], r.speed[slot.row],
                          r.speed_desire[slot.row], r.priority[slot.row])
         params = slot.kernel_params._replace(**{f: sp.arrays[c] for f, c in slot.varied})
-        params = type(params)(*(cuda.to_device(v) if isinstance(v, np.ndarray) else v for v in params))
+        params = type(params)(*(_to_device(v) if isinstance(v, np.ndarray) else v for v in params))
         args = inputs + (params, 0.0, dt, out)
         self.steer_launches.append(_Launch(kernel_for(slot.spec.kernel, args), _blocks(sp.n), args, slot.where,
                                            time_arg=len(inputs) + 1))

@@ -92,11 +92,18 @@ class HeadingMover:
         """
         if position.shape[0] == 0:
             return
-        sscale = _NO_SCALE if speed_scale is None else np.ascontiguousarray(speed_scale, np.float32)
-        lo, size = (np.zeros(3), np.zeros(3)) if wrap is None else wrap
-        args = (self.planar, position, velocity, forward, up, desired, self.table.rows(position.shape[0], drawn),
-                float(dt), wrap is not None, np.asarray(lo, np.float64), np.asarray(size, np.float64), sscale)
+        kernel, args = self.range_call(position, velocity, forward, up, desired, dt, wrap=wrap,
+                                       speed_scale=speed_scale, drawn=drawn)
         if parallel:
             type(self).parallel(*args)
         else:
-            type(self).serial(0, position.shape[0], *args)
+            kernel(0, position.shape[0], *args)
+
+    def range_call(self, position, velocity, forward, up, desired, dt, *, wrap=None, speed_scale=None, drawn=None):
+        """``(kernel, args)``: ``kernel(lo, hi, *args)`` moves rows ``lo``..``hi``. The arrays given are
+        passed through as they are (another backend passes its own); the rest are NumPy arrays."""
+        sscale = _NO_SCALE if speed_scale is None else np.ascontiguousarray(speed_scale, np.float32)
+        lo, size = (np.zeros(3), np.zeros(3)) if wrap is None else wrap
+        return type(self).serial, (self.planar, position, velocity, forward, up, desired,
+                                   self.table.rows(position.shape[0], drawn), float(dt), wrap is not None,
+                                   np.asarray(lo, np.float64), np.asarray(size, np.float64), sscale)

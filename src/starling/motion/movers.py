@@ -285,26 +285,27 @@ class Mover:
         speed and on the acceleration rates (fatigue, an emergency state).
         ``drawn``: the parameters drawn per animal, field name → (n,) values.
         """
+        if position.shape[0] == 0:
+            return
+        kernel, args = self.range_call(position, velocity, forward, up, desired, dt, wrap=wrap,
+                                       speed_scale=speed_scale, accel_scale=accel_scale, drawn=drawn)
+        if parallel:
+            _move_parallel(*args)
+        else:
+            kernel(0, position.shape[0], *args)
+
+    def range_call(self, position, velocity, forward, up, desired, dt, *, wrap=None, speed_scale=None,
+                   accel_scale=None, drawn=None):
+        """``(kernel, args)``: ``kernel(lo, hi, *args)`` moves rows ``lo``..``hi``. The arrays given are
+        passed through as they are (another backend passes its own); the rest are NumPy arrays."""
         none = _NO_SCALE
         sscale = none if speed_scale is None else np.ascontiguousarray(speed_scale, np.float32)
         ascale = none if accel_scale is None else np.ascontiguousarray(accel_scale, np.float32)
-        if position.shape[0] == 0:
-            return
-        if wrap is None:
-            lo = size = np.zeros(3)
-            do_wrap = False
-        else:
-            lo, size = wrap
-            do_wrap = True
-        lo = np.asarray(lo, np.float64)
-        size = np.asarray(size, np.float64)
+        lo, size = (np.zeros(3), np.zeros(3)) if wrap is None else wrap
         table = self.table.rows(position.shape[0], drawn)
-        if parallel:
-            _move_parallel(self.planar, position, velocity, forward, up, desired, table, float(dt), do_wrap,
-                           lo, size, sscale, ascale)
-        else:
-            _move_range(0, position.shape[0], self.planar, position, velocity, forward, up, desired, table,
-                        float(dt), do_wrap, lo, size, sscale, ascale)
+        return _move_range, (self.planar, position, velocity, forward, up, desired, table, float(dt),
+                             wrap is not None, np.asarray(lo, np.float64), np.asarray(size, np.float64), sscale,
+                             ascale)
 
 
 @mover("free", params=FreeMoverParams)

@@ -168,6 +168,18 @@ class ReversalMover:
         n = position.shape[0]
         if n == 0:
             return
+        kernel, args = self.range_call(position, velocity, forward, up, desired, dt, speed_scale=speed_scale,
+                                       accel_scale=accel_scale, drawn=drawn)
+        if parallel:
+            _reversal_parallel(*args)
+        else:
+            kernel(0, n, *args)
+
+    def range_call(self, position, velocity, forward, up, desired, dt, *, wrap=None, speed_scale=None,
+                   accel_scale=None, drawn=None):
+        """``(kernel, args)``: ``kernel(lo, hi, *args)`` moves rows ``lo``..``hi``. The arrays given are
+        passed through as they are (another backend passes its own); the rest are NumPy arrays."""
+        n = position.shape[0]
         table = self.table.rows(n, drawn)
         if speed_scale is not None or accel_scale is not None:
             table = np.array(np.broadcast_to(table, (n, 2)), np.float64)
@@ -175,12 +187,8 @@ class ReversalMover:
                 table[:, 0] *= np.asarray(speed_scale[:n], np.float64)
             if accel_scale is not None:
                 table[:, 1] *= np.asarray(accel_scale[:n], np.float64)
-        args = (position, velocity, forward, up, desired, table, bool(self.params.lock_vertical), self.bmin,
-                self.bmax, float(STEERING_HORIZON), float(dt))
-        if parallel:
-            _reversal_parallel(*args)
-        else:
-            _reversal_range(0, n, *args)
+        return _reversal_range, (position, velocity, forward, up, desired, table, bool(self.params.lock_vertical),
+                                 self.bmin, self.bmax, float(STEERING_HORIZON), float(dt))
 
 
 @mover("reversal", params=ReversalMoverParams)
