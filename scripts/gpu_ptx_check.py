@@ -57,7 +57,6 @@ def main() -> int:
     cuda.synchronize = lambda: None
 
     from starling.cuda import neighbors, runtime, stepper
-    from starling.steering.queries.grid import query_thresholds
 
     runtime.unavailable_reason.cache_clear()
     runtime.unavailable_reason = lambda: None
@@ -88,10 +87,9 @@ def main() -> int:
             n = launch.queriers[0].shape[0]  # the neighbour query, with a grid of the real shape
             origin, inverse, dims = neighbors.grid_shape(launch.query.max_distance, *self._bounds, n)
             cells = (np.zeros((n, 3), np.float32), np.zeros(n, np.int32), np.zeros(int(np.prod(dims)) + 1, np.int32),
-                     origin, inverse, dims)
-            thresholds = query_thresholds(launch.query.max_distance, launch.query.fov_deg)
+                     origin, inverse, dims, launch.grid.box)
             check(stepper.kernel_for(neighbors.knn_range),
-                  (0, n, *launch.queriers, *cells, launch.grid.box, *thresholds, launch.same, launch.k, *launch.out),
+                  (0, n, *launch.queriers, *cells, *launch.thresholds, launch.same, launch.k, *launch.out),
                   "neighbour query")
 
     stepper.DeviceStepper._compile = compile_all

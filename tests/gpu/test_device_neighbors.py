@@ -95,11 +95,10 @@ def test_the_device_grid_sorts_by_cell_and_its_query_equals_the_cpu_grid(serial_
     for c in range(grid.cells):  # the scatter: each cell's animals, in any order
         assert sorted(got_order[start[c]:start[c + 1]]) == sorted(order[start[c]:start[c + 1]])
     np.testing.assert_array_equal(grid.positions.copy_to_host()[:n], pos[got_order])
-    cells, thresholds = grid.query_args(r, fov)
     out = [cuda.device_array((n, k), np.int32), cuda.device_array((n, k), np.float32),
            cuda.device_array(n, np.int32), cuda.device_array(n, np.int32)]
-    kernel_for(dn.knn_range)[(n + 31) // 32, 32](0, n, d_pos, cuda.to_device(fwd), *cells, d_box, *thresholds,
-                                                   True, k, *out)
+    kernel_for(dn.knn_range)[(n + 31) // 32, 32](0, n, d_pos, cuda.to_device(fwd), *grid.query_args(),
+                                                   *query_thresholds(r, fov), True, k, *out)
     spec = NeighborQuerySpec(max_distance=r, k=k, fov_deg=fov)
     expected = find_neighbors(pos, fwd, pos, spec, exclude_self=True, box=box)
     np.testing.assert_array_equal(out[0].copy_to_host(), expected.index)

@@ -24,7 +24,7 @@ import math
 import numpy as np
 from numba import cuda, njit
 
-from ..steering.queries.grid import _insert_row, candidate_distance, query_thresholds
+from ..steering.queries.grid import _insert_row, candidate_distance
 from .runtime import simulated
 from .translate import device_function
 
@@ -299,7 +299,6 @@ class DeviceGrid:
             scatter[_blocks(m), BLOCK](position, self.cell, self.start, self.fill, self.order, self.positions)
         clear[_blocks(cells), BLOCK](self.counts)  # ready for the next build
 
-    def query_args(self, radius: float, fov_deg: float):
-        """The grid part of :func:`knn_range`'s arguments, after :meth:`build`."""
-        r2, cos_limit, sees_all = query_thresholds(float(radius), float(fov_deg))
-        return (self.positions, self.order, self.start, self.shape[3], self.shape[4], self.shape[5]), (r2, cos_limit, sees_all)
+    def query_args(self) -> tuple:
+        """The grid's part of :func:`knn_range`'s arguments (``tpos`` to ``box``), after :meth:`build`."""
+        return self.positions, self.order, self.start, self.shape[3], self.shape[4], self.shape[5], self.box

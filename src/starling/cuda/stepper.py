@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import Problem
 from ..steering import blending, mergers
 from ..steering.pipeline import NeighborView
+from ..steering.queries.grid import query_thresholds
 from ..steering.queries.pairs import _geometry_range
 from ..steering.results import ResultView
 from .neighbors import DeviceGrid, knn_range
@@ -361,8 +362,11 @@ class _KnnLaunch:
     blocks: int
     where: str = "neighbour query"
 
+    def __post_init__(self):
+        # the float32 radius and field-of-view thresholds of the CPU query (query_thresholds)
+        self.thresholds = query_thresholds(self.query.max_distance, self.query.fov_deg)
+
     def __call__(self, time: float = 0.0) -> None:
-        cells, thresholds = self.grid.query_args(self.query.max_distance, self.query.fov_deg)
         n = self.queriers[0].shape[0]
-        kernel_for(knn_range)[self.blocks, THREADS](0, n, *self.queriers, *cells, self.grid.box, *thresholds,
+        kernel_for(knn_range)[self.blocks, THREADS](0, n, *self.queriers, *self.grid.query_args(), *self.thresholds,
                                                     self.same, self.k, *self.out)
