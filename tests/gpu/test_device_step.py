@@ -92,6 +92,32 @@ def test_the_literature_models_and_the_fish_tank_run_the_same_on_both_backends(n
     assert gap(cpu, gpu) < 1e-4 and gap(cpu, gpu, "velocity") < 1e-4
 
 
+def test_a_group_can_watch_another_species_even_an_empty_one():
+    cfg = {"name": "watch", "seed": 1, "dt": 1 / 30, "world": {"bounds_min": [0, 0, 0], "bounds_max": [50, 50, 50]},
+           "species": [
+               {"name": "prey", "count": 20, "spawn": {"shape": "box", "center": [25, 25, 25], "size": [10, 10, 10],
+                                                       "speed": [1, 2]},
+                "groups": [{"query": {"targets": ["hawk"], "max_distance": 10, "k": 3},
+                            "behaviors": [{"kind": "separation", "weight_direction": 0.9}]},
+                           {"query": {"max_distance": 5, "k": 4}, "behaviors": [{"kind": "cohesion"}]}]},
+               {"name": "hawk", "count": 0, "spawn": {"shape": "box", "center": [25, 25, 25], "size": [10, 10, 10],
+                                                      "speed": [1, 2]},
+                "groups": [{"query": {"targets": ["prey"], "max_distance": 20, "k": 2},
+                            "behaviors": [{"kind": "cohesion"}]}]}]}
+    cpu, gpu = both(cfg)
+    for _ in range(4):
+        cpu.step()
+        gpu.step()
+    assert gap(cpu, gpu) < 1e-5
+    for sim in (cpu, gpu):  # hawks arrive: the prey's grid over them now has animals in it
+        sim.set("species.hawk.count=2")
+    for _ in range(4):
+        cpu.step()
+        gpu.step()
+    assert gpu.backend == "cuda" and gpu.population("hawk").n == 2
+    assert gap(cpu, gpu) < 1e-5
+
+
 def _extending_example():
     path = Path(__file__).resolve().parents[2] / "docs" / "examples" / "avoid_center.py"
     spec = importlib.util.spec_from_file_location("avoid_center", path)

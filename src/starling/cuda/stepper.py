@@ -167,10 +167,9 @@ class _Species:
         return wanted
 
     def upload(self, stepper) -> None:
-        cuda = cuda_module()
         pop = self.pop
         self.n = pop.n
-        self.arrays = {f: cuda.to_device(np.ascontiguousarray(pop._buffers[f][:pop.n])) for f in sorted(self.fields(stepper))}
+        self.arrays = {f: _to_device(pop._buffers[f][:pop.n]) for f in sorted(self.fields(stepper))}
 
     def view(self, tuple_type):
         return tuple_type(*(self.arrays[f] for f in tuple_type._fields))
