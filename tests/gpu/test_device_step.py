@@ -44,7 +44,7 @@ def both(cfg: dict):
 
 
 def gap(a, b, field="position") -> float:
-    return max(float(np.max(np.abs(getattr(a.population(s), field) - getattr(b.population(s), field))))
+    return max(float(np.max(np.abs(getattr(a.population(s), field) - getattr(b.population(s), field)), initial=0.0))
                for s in a.species)
 
 
