@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Iterable, Optional
 
+import numba
 import numpy as np
 
 from .config import validate_scenario
@@ -62,6 +63,52 @@ def _timed(fn, repeats: int) -> list[float]:
     return out
 
 
+PHASES = ("query", "pair_geometry", "behaviours", "merger", "mover", "bookkeeping")
+"""The phases of a step ``bench`` reports: what the per-kernel profile does not account for is
+bookkeeping (Python between the kernels, result views, the clock, the grid's reordering)."""
+
+
+def breakdown(n: int, step_median_ms: float, profile_ms: dict, behaviours: list[str], threads: Optional[int]) -> dict:
+    """The step split into :data:`PHASES` (median ms), the cost per animal and the CPU threads used
+    (None on the GPU)."""
+    phases = {
+        "query": profile_ms.get("grid", 0.0) + profile_ms["query"],
+        "pair_geometry": profile_ms["pair_geometry"],
+        "behaviours": sum(profile_ms[name] for name in behaviours),
+        "merger": profile_ms["merger"],
+        "mover": profile_ms["mover"],
+    }
+    phases["bookkeeping"] = step_median_ms - sum(phases.values())
+    return {
+        "phases_ms": {k: round(v, 4) for k, v in phases.items()},
+        "ns_per_animal": round(step_median_ms * 1e6 / max(n, 1), 2),
+        "threads": threads,
+    }
+
+
+def profile_report(report: dict) -> str:
+    """``starling bench --profile``: the breakdown of every size as Markdown a user can read."""
+    lines = [f"# starling bench: where a step goes ({report.get('backend', 'cpu')}"
+             + (f", {report['device']}" if report.get("device") else f", {report['threads']} threads") + ")", "",
+             f"The thesis' flocking step (radius {report['radius']} m, field of view {report['fov_deg']}°, "
+             f"query {report['query']}); medians after warm-up, each phase timed on its own. "
+             "Bookkeeping is the step less its kernels: Python between them, result views, the clock.", ""]
+    for r in report["results"]:
+        step = r["step_ms"]["median"]
+        lines += [f"## {r['n']:,} animals (density {r.get('density', '–')}, k = {r.get('k', '–')}): "
+                  f"{step:.3f} ms a step, {r['ns_per_animal']:,.0f} ns an animal, "
+                  + (f"{r['threads']} thread(s)" if r["threads"] else "on the GPU"), "",
+                  "| phase | ms | share | ns / animal |", "|---|---|---|---|"]
+        for phase, ms in r["phases_ms"].items():
+            lines.append(f"| {phase} | {ms:.4f} | {100 * ms / step:.0f} % | {ms * 1e6 / r['n']:,.1f} |")
+        detail = ", ".join(f"{name} {ms:.4f}" for name, ms in r["profile_ms"].items())
+        lines += ["", f"Each kernel (ms): {detail}."]
+        if "download_ms" in r:
+            lines.append(f"Copy back to the host (not in the step): {r['download_ms']['median']:.4f} ms.")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def _repeats_for(n: int, budget_s: float) -> int:
     # rough per-step estimate (1 µs per animal) to fit the time budget, within [5, 200]
     return int(min(200, max(5, budget_s / max(n * 1e-6, 1e-5))))
@@ -106,11 +153,15 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
     profile["mover"] = _stats(_timed(
         lambda: mover.move(pop.position, pop.velocity, pop.forward, pop.up, desired, sim.dt,
                            wrap=(lo, hi - lo), parallel=parallel), stage_repeats))
+    step = _stats(steps)
+    profile_ms = {name: s["median"] for name, s in profile.items()}
+    threads = numba.get_num_threads() if parallel else 1
     return {
         "n": n,
-        "step_ms": _stats(steps),
+        "step_ms": step,
         "query_ms": profile["query"],
-        "profile_ms": {name: s["median"] for name, s in profile.items()},
+        "profile_ms": profile_ms,
+        **breakdown(n, step["median"], profile_ms, [slot.name for slot in group.behaviors], threads),
         "steps_timed": repeats,
         "health": sim.health(),
     }
@@ -161,13 +212,16 @@ def bench_device_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: 
     profile["mover"] = timed(lambda: [launch() for launch in device.move_launches])
     download = _stats(_timed(device.download, stage_repeats))
     device.upload()  # the timed stages ran on the state again; start the host and device from one state
+    step = _stats(steps)
+    profile_ms = {name: s["median"] for name, s in profile.items()}
     return {
         "n": n,
         "backend": "cuda",
         "device": device_name(),
-        "step_ms": _stats(steps),
+        "step_ms": step,
         "query_ms": {key: round(profile["grid"][key] + profile["query"][key], 4) for key in ("median", "p95")},
-        "profile_ms": {name: s["median"] for name, s in profile.items()},
+        "profile_ms": profile_ms,
+        **breakdown(n, step["median"], profile_ms, [slot.name for slot in sim.pipelines[0].slots], None),
         "download_ms": download,
         "bytes_per_animal_downloaded": 4 * 3 * 4,
         "steps_timed": repeats,

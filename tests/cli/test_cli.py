@@ -229,3 +229,26 @@ def test_bench_zebras_is_the_savannah_stress_test_beside_the_thesis_table():
                  ["--scenario", "savannah", "--zebras", "10", "--sizes", "10"]):
         refused = runner.invoke(app, ["bench", *args])
         assert refused.exit_code == 2 and "--zebras" in refused.output and "Traceback" not in refused.output
+
+
+def test_bench_splits_the_step_into_phases_and_writes_a_readable_profile(tmp_path):
+    path = tmp_path / "profile.md"
+    result = runner.invoke(app, ["bench", "--sizes", "300,600", "--budget", "0.2", "--json", "--profile", str(path)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["threads"] >= 1
+    for r in report["results"]:
+        phases = r["phases_ms"]
+        assert list(phases) == ["query", "pair_geometry", "behaviours", "merger", "mover", "bookkeeping"]
+        kernels = r["profile_ms"]
+        assert phases["behaviours"] == pytest.approx(kernels["cohesion"] + kernels["alignment"] + kernels["separation"],
+                                                     abs=2e-4)
+        # the phases add up to the step: bookkeeping is what the kernels leave
+        assert sum(phases.values()) == pytest.approx(r["step_ms"]["median"], abs=5e-4)
+        assert r["ns_per_animal"] == pytest.approx(r["step_ms"]["median"] * 1e6 / r["n"], rel=1e-3)
+        assert r["threads"] == 1  # below starling.parallel's threshold every kernel runs serially
+    text = path.read_text()
+    assert "## 300 animals" in text and "## 600 animals" in text
+    assert "| bookkeeping |" in text and "ns / animal" in text
+    bad = runner.invoke(app, ["bench", "--sizes", "300", "--budget", "0.1", "--profile", str(tmp_path / "no" / "x.md")])
+    assert bad.exit_code == 2 and "--profile: cannot write" in bad.output

@@ -120,14 +120,18 @@ def bench(
     record_every: int = typer.Option(1, "--record-every", min=1, help="--record: keep every K-th step."),
     backend: str = typer.Option("cpu", "--backend", help="cpu, or cuda: the flocking pipeline (or --scenario) "
                                 "on an NVIDIA GPU, with each kernel's time and the copy back to the host (docs/gpu.md)."),
+    profile: Optional[Path] = typer.Option(None, "--profile", help="Also write where each size's step goes "
+                                           "(phases, shares, ns per animal, every kernel) to this Markdown file."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Measure step and query times of the flocking pipeline, ray casts with --rays, or a whole
     scenario with --scenario (medians after warm-up)."""
-    from ..bench import bench_device_size, bench_rays, bench_size
+    from ..bench import bench_device_size, bench_rays, bench_size, profile_report
 
     _load_plugins(plugin)
+    if profile is not None and not profile.parent.is_dir():  # before minutes of measuring, not after
+        _fail(f"--profile: cannot write {profile}: folder {profile.parent} does not exist")
     if backend not in ("cpu", "cuda"):
         _fail(f"--backend: expected cpu or cuda, got {backend!r}")
     if backend == "cuda":
@@ -292,17 +296,28 @@ def bench(
     if backend == "cuda":
         report["query"] = "device grid"
         report["device"] = results[0]["device"] if results else None
+    if profile is not None:
+        try:
+            profile.write_text(profile_report(report))
+        except OSError as e:
+            _fail(f"--profile: cannot write {profile}: {e.strerror or e}")
+        err.print(f"profile written to {profile}", highlight=False)
     if as_json:
         sys.stdout.write(json.dumps(report) + "\n")
         return
     if backend == "cuda":
         out.print(f"GPU: {report['device']} (state kept on the device; 'download' is the copy back to the host)",
                   highlight=False)
-    table = Table("n", "density", "k", "step median ms", "step p95 ms", "query ms", "profile (median ms)", box=None)
+    table = Table("n", "density", "k", "step median ms", "step p95 ms", "ns / animal", "threads", box=None)
+    phases = Table("n", "query", "geometry", "behaviours", "merger", "mover", "bookkeeping", box=None,
+                   title="median ms of each phase", title_justify="left")
     for r in results:
-        prof = ", ".join(f"{a} {b:.3f}" for a, b in r["profile_ms"].items())
-        if "download_ms" in r:
-            prof += f", download {r['download_ms']['median']:.3f}"
         table.add_row(str(r["n"]), f"{r['density']:g}", str(r["k"]), f"{r['step_ms']['median']:.3f}",
-                      f"{r['step_ms']['p95']:.3f}", f"{r['query_ms']['median']:.3f}", prof)
+                      f"{r['step_ms']['p95']:.3f}", f"{r['ns_per_animal']:,.0f}", str(r["threads"] or "GPU"))
+        phases.add_row(str(r["n"]), *(f"{r['phases_ms'][name]:.3f}" for name in
+                                      ("query", "pair_geometry", "behaviours", "merger", "mover", "bookkeeping")))
     out.print(table)
+    out.print(phases)
+    if backend == "cuda":
+        out.print("copy back to the host (ms): " + ", ".join(f"{r['n']:,}: {r['download_ms']['median']:.3f}"
+                                                             for r in results), highlight=False)
