@@ -128,3 +128,18 @@ def test_the_simulator_is_what_the_tests_run_on():
     assert unavailable_reason() is None
     assert simulated() == (device_name() == "simulator")
     assert cuda.is_available()
+
+
+@njit(cache=False)
+def _countdown(x):
+    return 0.0 if x <= 0 else _countdown(x - 1.0)
+
+
+def recursive_helper(x, out):
+    for i in prange(x.shape[0]):
+        out[i] = _countdown(x[i])
+
+
+def test_a_recursive_helper_is_refused_by_name():
+    with pytest.raises(DeviceUnsupported, match="helper _countdown calls itself"):
+        device_kernel(recursive_helper)

@@ -51,6 +51,7 @@ class DeviceUnsupported(ValueError):
 # ---------------------------------------------------------------------------------------------- helpers
 
 _device_twins: dict = {}
+_translating: set = set()  # helpers whose twins are being made (a cycle means recursion)
 
 
 def device_function(dispatcher: Dispatcher):
@@ -60,7 +61,15 @@ def device_function(dispatcher: Dispatcher):
     twin = _device_twins.get(dispatcher)
     if twin is None:
         py = dispatcher.py_func
-        fn = types.FunctionType(py.__code__, _device_globals(py), py.__name__, py.__defaults__, py.__closure__)
+        if dispatcher in _translating:
+            raise DeviceUnsupported(f"helper {py.__qualname__} calls itself (directly or through another "
+                                    "helper); device functions cannot recurse")
+        _translating.add(dispatcher)
+        try:
+            g = _device_globals(py)
+        finally:
+            _translating.discard(dispatcher)
+        fn = types.FunctionType(py.__code__, g, py.__name__, py.__defaults__, py.__closure__)
         fn.__qualname__ = py.__qualname__
         fn.__module__ = py.__module__
         fn.__doc__ = py.__doc__
