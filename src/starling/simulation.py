@@ -224,6 +224,7 @@ class Simulation:
         ``RuntimeWarning``. ``device`` is the :class:`~starling.cuda.stepper.DeviceStepper`, or None.
         """
         self.device = None
+        self._host_stale = False  # the GPU has stepped since the host arrays were last copied back
         #: why a ``backend = "cuda"`` scenario runs on the CPU (None when it runs where it asked)
         self.backend_note: Optional[str] = None
         if self.scenario.backend != "cuda":
@@ -479,7 +480,7 @@ class Simulation:
 
     def sync(self) -> None:
         """Bring the host arrays up to date with the GPU after ``step(..., sync=False)`` (else nothing)."""
-        if getattr(self, "_host_stale", False):
+        if self._host_stale:
             self._download()
 
     def _download(self) -> bool:
