@@ -127,6 +127,8 @@ class Simulation:
         self.scenario = scenario
         self.previous_scenario = previous
         self.record_debug = record_debug
+        self.device = None  # the GPU stepper, attached last (systems read the host state while they build)
+        self._host_stale = False
         self.reused = reuse
         w = scenario.world
         self.world = World(scenario.dt, scenario.seed, w.bounds_min, w.bounds_max, w.wrap)
