@@ -15,10 +15,16 @@ loop becomes a per-thread ``cuda.local.array`` of at most :data:`LOCAL_MAX` entr
 are compiled for the device from their own source (:func:`device_function`). So a
 behaviour is written once, as ``docs/extending.md`` teaches, and runs on both targets.
 
+What the device compiler takes differently from the CPU one gets a stand-in
+(:mod:`starling.cuda.device_api`: ``at``/``emit``/``no_opinion``, NumPy's scalar
+functions), and a named tuple's field named like a tuple method (``neighbors.index``) is
+read by position.
+
 What cannot be translated is refused with a :class:`DeviceUnsupported` that says why
-(code after the animal loop, a ``break`` out of it, a stepped range, a nested ``prange``); what translates but
-does not compile for the device (NumPy allocation inside the loop, object arithmetic) is
-refused when the scenario loads, with Numba's reason (see ``starling.cuda.stepper``).
+(code after the animal loop, a ``break`` out of it, a stepped range, a nested ``prange``,
+a helper that recurses); what translates but does not compile for the device (NumPy
+allocation inside the loop, object arithmetic) is refused when the scenario loads, with
+Numba's reason (see ``starling.cuda.stepper``).
 """
 from __future__ import annotations
 
