@@ -260,3 +260,30 @@ def test_environment_model_accepts_the_documented_shape():
         "obstacles": [{"shape": "sphere", "center": [1, 2, 3], "radius": 1.5}],
     })
     assert env.obstacles[0].radius == 1.5 and math.isclose(env.water.level, 1.0)
+
+
+def test_a_load_that_ends_before_a_client_is_served_still_reaches_it_in_order():
+    # statuses are latest-wins per client; a loading status is not: the page must see that a load happened
+    import asyncio
+
+    from starling.server import protocol as P
+    from starling.server.app import Hub
+
+    loop = asyncio.new_event_loop()
+    try:
+        hub = Hub(loop)
+        client = hub.add(websocket=None)
+        client.events.clear()
+        loading = P.dumps({"type": "status", "loading": True, "loading_stage": "building lagoon"})
+        later = P.dumps({"type": "status", "loading": True, "loading_stage": "compiling"})
+        done = P.dumps({"type": "status", "loading": False, "step": 0})
+        scene = P.dumps({"type": "scene", "scenario": "lagoon"})
+        hub._on_status(loading)
+        hub._on_status(later)  # one loading status replaces another
+        hub._on_scene(scene)
+        hub._on_status(done)
+        assert list(client.events) == [later, scene] and client.status == done
+        hub._on_status(P.dumps({"type": "status", "loading": False, "step": 1}))
+        assert list(client.events) == [later, scene]  # ordinary statuses still replace each other
+    finally:
+        loop.close()

@@ -32,6 +32,8 @@ from starlette.websockets import WebSocketDisconnect
 from . import protocol as P
 from .runner import ClientGone, Loader, Names, SimulationRunner, scenario_loader
 
+_LOADING = '"loading":true'  # how a status saying a scene is loading reads (protocol.dumps is compact)
+
 log = logging.getLogger("starling.server")
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -119,9 +121,20 @@ class Hub:
         for client in self.clients.values():
             client.set_frame(frame)
 
+    @staticmethod
+    def _keep_loading(client: Client) -> None:
+        """Statuses are latest-wins, but a client must see that a load happened even when the
+        load ends before its sender runs: a pending loading status is queued, in order, instead."""
+        if client.status is not None and _LOADING in client.status:
+            client.push_event(client.status)
+            client.status = None
+
     def _on_status(self, text: str) -> None:
         self.status = text
+        loading = _LOADING in text
         for client in self.clients.values():
+            if not loading:
+                self._keep_loading(client)
             client.status = text
             client.wake.set()
 
@@ -129,6 +142,7 @@ class Hub:
         self.scene = text
         self.frame = None
         for client in self.clients.values():
+            self._keep_loading(client)
             client.frame = None  # a frame of the old scene must not follow the new scene message
             client.inspect = None
             client.push_event(text)
