@@ -25,8 +25,8 @@ import numpy as np
 from numba import types
 from numba.cuda import libdevice
 
-from ..steering.per_animal import _at
-from ..steering.results import _emit, _no_opinion
+from ..steering.per_animal import _at, at
+from ..steering.results import _emit, _no_opinion, emit, no_opinion
 
 __all__ = ["at_device", "emit_device", "no_opinion_device", "numpy_on_device"]
 
@@ -45,19 +45,22 @@ def _cuda_overload():
 overload = _cuda_overload()
 
 
+# Each stand-in is, called from Python, the CPU function it stands for; inside a CUDA kernel
+# the device compiler uses the implementation registered for it below (Numba's @overload).
+
 def at_device(value, i):
-    """``starling.steering.per_animal.at`` on the device."""
-    raise NotImplementedError("a device stand-in: only callable inside a CUDA kernel")
+    """``starling.steering.per_animal.at``, with a ``cuda``-target implementation."""
+    return at(value, i)
 
 
 def emit_device(out, i, dx, dy, dz, direction_desire, speed, speed_desire):
-    """``starling.steering.results.emit`` on the device."""
-    raise NotImplementedError("a device stand-in: only callable inside a CUDA kernel")
+    """``starling.steering.results.emit``, with a ``cuda``-target implementation."""
+    emit(out, i, dx, dy, dz, direction_desire, speed, speed_desire)
 
 
 def no_opinion_device(out, i):
-    """``starling.steering.results.no_opinion`` on the device."""
-    raise NotImplementedError("a device stand-in: only callable inside a CUDA kernel")
+    """``starling.steering.results.no_opinion``, with a ``cuda``-target implementation."""
+    no_opinion(out, i)
 
 
 overload(at_device)(_at)
@@ -68,8 +71,11 @@ overload(no_opinion_device)(_no_opinion)
 # ---------------------------------------------------------------------------------------------- numpy
 
 def _stub(name: str):
+    """A function that is NumPy's ``np.<name>`` from Python; its device version is registered on it."""
+    numpy_function = getattr(np, name)
+
     def stub(*args):
-        raise NotImplementedError(f"np.{name} on the device: only callable inside a CUDA kernel")
+        return numpy_function(*args)
 
     stub.__name__ = f"np_{name}_on_device"
     return stub
