@@ -30,7 +30,7 @@ from ..errors import Problem
 from ..steering import blending, mergers
 from ..steering.pipeline import NeighborView
 from ..steering.queries.grid import query_thresholds
-from ..steering.queries.pairs import _geometry_range
+from ..steering.queries.pairs import geometry_one_pass_range
 from ..steering.results import ResultView
 from .neighbors import DeviceGrid, knn_range
 from .runtime import cuda_module, simulated
@@ -305,7 +305,7 @@ class DeviceStepper:
             group.device = (index, distance, count, overflow)  # for tests and inspection
             self.steer_launches.append(_KnnLaunch(grid, q, (a["position"], a["forward"]),
                                                   target is sp, k, (index, distance, count, overflow), blocks))
-            self.steer_launches.append(_Launch(kernel_for(_geometry_range), blocks,
+            self.steer_launches.append(_Launch(kernel_for(geometry_one_pass_range), blocks,
                                                (0, n, a["position"], a["forward"], target.arrays["position"], index,
                                                 count, box, direction, distance, angle),
                                                f"species.{pipe.name}.groups pair geometry"))

@@ -407,6 +407,25 @@ def test_exact_ties_on_a_lattice_are_broken_by_target_index():
         assert_methods_agree(stacked, forward, stacked, r=1.5, k=5, fov=fov, exclude_self=True)
 
 
+def test_crowded_rows_with_ties_are_sorted_by_distance_then_index():
+    # A shuffled 7 x 7 x 7 lattice queried at r = 2.5: 80 neighbours in reach, in shells of equal
+    # distance, more than the branch-free ranking takes, so the rows go through the key sort.
+    g = np.arange(-3, 4, dtype=np.float32)
+    lattice = np.stack(np.meshgrid(g, g, g, indexing="ij"), axis=-1).reshape(-1, 3)
+    shuffled = lattice[np.random.default_rng(5).permutation(lattice.shape[0])]
+    forward = np.tile(np.array([[0, 0, 1]], np.float32), (shuffled.shape[0], 1))
+    for k in (40, 81, 128):
+        index, distance, count, overflow = assert_methods_agree(
+            shuffled, forward, shuffled, r=2.5, k=k, fov=360.0, exclude_self=True)
+        centre = np.flatnonzero(np.all(shuffled == 0, axis=1))[0]
+        assert count[centre] == min(80, k) and overflow[centre] == 80 - count[centre]
+        row = distance[centre, :count[centre]]
+        assert np.all(np.diff(row) >= 0)
+        for d in np.unique(row):  # within a shell of equal distance, by target index
+            shell = index[centre, :count[centre]][row == d]
+            assert np.all(np.diff(shell) > 0)
+
+
 def test_neighbours_exactly_on_the_radius_and_on_the_edge_of_view_are_seen():
     me = np.zeros((1, 3), np.float32)
     f = np.array([[1, 0, 0]], np.float32)

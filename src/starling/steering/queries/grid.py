@@ -243,6 +243,30 @@ def candidate_distance(ox, oy, oz, bx, by, bz, vx, vy, vz, r2, sees_all, fx, fy,
 
 
 @njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _sort_into_row(out_index, out_distance, row, k, cd, cs, nc):
+    """Write the ``min(nc, k)`` smallest of ``nc`` buffered candidates into ``row``, in order; returns the count.
+
+    Each candidate becomes one 64-bit key, the float32 distance's bits above the
+    target index: a non-negative float's bits order as its value, so sorting the
+    keys orders by (distance, index) as :func:`_insert_row` does, in O(m log m)
+    instead of insertion's O(m²) shifts (a school of 100 in reach of each other).
+    """
+    keys = np.empty(nc, np.uint64)
+    bits = cd[:nc].view(np.uint32)
+    for a in range(nc):
+        keys[a] = (np.uint64(bits[a]) << np.uint64(32)) | np.uint64(np.uint32(cs[a]))
+    keys.sort()
+    count = min(nc, k)
+    row_bits = out_distance[row].view(np.uint32)
+    low = np.uint64(0xFFFFFFFF)
+    for c in range(count):
+        key = keys[c]
+        out_index[row, c] = np.int32(key & low)
+        row_bits[c] = np.uint32(key >> np.uint64(32))
+    return count
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _insert_row(out_index, out_distance, row, count, k, dist, j):
     """Insert candidate ``(dist, j)`` into the sorted top-k ``row``; returns the new count.
 
@@ -856,6 +880,8 @@ def _query_body(
                     out_distance[row, rank] = da
                     out_index[row, rank] = ja
             count = min(nc, k)
+        elif not flushed:
+            count = _sort_into_row(out_index, out_distance, row, k, cd, cs, nc)
         else:
             for a in range(nc):
                 count = _insert_row(out_index, out_distance, row, count, k, cd[a], cs[a])
