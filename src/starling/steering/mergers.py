@@ -184,7 +184,22 @@ def _merge_parallel(n, code, max_desire, direction, ddes, speed, sdes, prio, vel
                      forward, desired)
 
 
+_WHOLE: dict = {}  # id(view) -> (view, its whole array): the pipeline hands the same stacked views every step
+
+
 def _whole(view: np.ndarray) -> np.ndarray:
+    cached = _WHOLE.get(id(view))
+    if cached is not None and cached[0] is view:
+        return cached[1]
+    whole = _whole_of(view)
+    if whole is view.base:  # the live buffer itself (a copy must never be kept: it would go stale)
+        if len(_WHOLE) > 256:
+            _WHOLE.clear()
+        _WHOLE[id(view)] = (view, whole)
+    return whole
+
+
+def _whole_of(view: np.ndarray) -> np.ndarray:
     """A C-contiguous array whose first ``view.shape[1]`` columns are ``view``.
 
     The results of the first ``n`` animals are views ``buffer[:, :n]`` of a species' stacked

@@ -28,6 +28,7 @@ from .contract import explain_typing_error
 from .params import with_stream_key
 from .per_animal import bind_draws
 from .random import stream_key
+from .queries.neighbors import NeighborQuerySpec, find_neighbors
 from .queries.pairs import PairGeometry
 from .registry import BehaviorSpec, get_behavior, get_merger
 from .results import VelocityResults
@@ -49,6 +50,8 @@ RayView.__doc__ = """A ray group's casts for the first ``n`` animals, ``r`` rays
 float32 unit surface normal turned toward the ray's origin (zero on a miss); ``layer``
 (n,r) int16 layer index of the shape hit (-1 on a miss); ``direction`` (n,r,3) float32
 the unit ray directions. Rays are generated from the step-start state."""
+
+_NO_BOX = np.zeros(3, np.float32)  # the pair geometry's box when the world does not wrap (never written)
 
 CoreAgents = namedtuple("CoreAgents", ["position", "velocity", "forward", "up", "uid"])
 
@@ -76,11 +79,13 @@ class BehaviorSlot:
     # the named tuple types its kernel receives: core arrays plus the declared components
     self_type: Any = None
     target_type: Any = None
+    enabled: bool = True  # params.enabled, read once (a changed behaviour gets a new slot)
     # argument tuples kept between steps while what they were built from is unchanged
     _params_cache: Any = field(default=None, repr=False, compare=False)
     _targets_cache: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
+        self.enabled = bool(self.params.enabled)
         self.self_type = agent_tuple_type(self.spec.components)
         self.target_type = agent_tuple_type(self.spec.target_components)
 
@@ -126,6 +131,10 @@ class NeighborGroup:
     target_rows: Optional[np.ndarray] = None
     target_uids: Optional[np.ndarray] = None
     gathered: Any = None  # _gather's reusable buffers (a group with several targets or tag filters)
+    target_type: Any = None  # the core arrays and the components its behaviours read from targets
+
+    def __post_init__(self):
+        self.target_type = agent_tuple_type({c for slot in self.behaviors for c in slot.spec.target_components})
 
 
 class _Gathered:
@@ -199,9 +208,6 @@ class SpeciesPipeline:
 
     def __init__(self, species_cfg, species_index: int, world: World, *, planar: bool, max_speed: float,
                  previous=None):
-        if species_cfg.groups:
-            from .queries.neighbors import NeighborQuerySpec
-
         self.name = species_cfg.name
         self.index = species_index
         self.planar = planar
@@ -248,6 +254,7 @@ class SpeciesPipeline:
             row += 1
         self.environment = None  # the static environment ray groups cast into (see attach_environment)
         self.results = VelocityResults(row, 0)
+        self.results.set_priorities([slot.params.priority for slot in self.slots])
         # per-animal modulation written by systems (brains, energy); None = no modulation
         self.desire_scale: Optional[np.ndarray] = None  # (behaviours, capacity): multiplies both desires
         self.speed_scale: Optional[np.ndarray] = None  # (capacity,): multiplies the mover's max speed
@@ -307,8 +314,9 @@ class SpeciesPipeline:
             return view
 
         box = world.box
+        box32 = _NO_BOX if box is None else box.astype(np.float32)
         for group in self.groups:
-            others, nbrs = self._query(world, pop, group, box, record)
+            others, nbrs = self._query(world, pop, group, box, record, box32)
             for slot in group.behaviors:
                 self._run(slot, n, parallel, (own(slot), slot.targets_from(others), nbrs, slot.params_for(pop), time, dt))
         for group in self.ray_groups:
@@ -356,18 +364,16 @@ class SpeciesPipeline:
         return group.view
 
     def _run(self, slot: BehaviorSlot, n: int, parallel: bool, args) -> None:
-        out = self.results.view(slot.row, n)
-        if not slot.params.enabled:
+        if not slot.enabled:
             self.results.clear(slot.row, n)
             return
         try:
-            slot.spec.compiled(parallel)(*args, out)
+            slot.spec.compiled(parallel)(*args, self.results.view(slot.row, n))
         except TypingError as exc:
             message = explain_typing_error(slot.name, slot.where, exc)
             if message is None:
                 raise
             raise ConfigError([Problem(slot.where, message)]) from None
-        out.priority[:] = slot.params.priority
 
     def check_contract(self, world: World) -> list[Problem]:
         """Every component a behaviour declares exists on its animals and on each of its targets.
@@ -399,15 +405,13 @@ class SpeciesPipeline:
                                                             f"do not have"))
         return problems
 
-    def _query(self, world: World, pop, group: NeighborGroup, box, record: bool):
-        from .queries.neighbors import find_neighbors
-
+    def _query(self, world: World, pop, group: NeighborGroup, box, record: bool, box32=None):
         own = self.name
         simple = len(group.targets) == 1 and group.include_bits == 0 and group.exclude_bits == 0
         if simple:
             target = world.population(group.targets[0])
             # the core arrays and the components the group's behaviours declare, nothing more
-            others = target.view(agent_tuple_type({c for slot in group.behaviors for c in slot.spec.target_components}))
+            others = target.view(group.target_type)
             group.neighbors = find_neighbors(
                 pop.position, pop.forward, target.position, group.query,
                 exclude_self=(group.targets[0] == own), box=box, out=group.neighbors,
@@ -443,7 +447,8 @@ class SpeciesPipeline:
         count = nb.count[:n]
         if group.geometry is None:
             group.geometry = PairGeometry()
-        box32 = np.zeros(3, np.float32) if box is None else np.asarray(box, np.float32)
+        if box32 is None:
+            box32 = _NO_BOX if box is None else np.asarray(box, np.float32)
         direction, distance, angle = group.geometry.compute(
             pop.position, pop.forward, others.position, index, count, box32, parallel=n >= PARALLEL_THRESHOLD)
         return others, NeighborView(index, count, distance, angle, direction)

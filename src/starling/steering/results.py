@@ -51,7 +51,15 @@ class VelocityResults:
     def __init__(self, behaviours: int, capacity: int = 0):
         self.behaviours = behaviours
         self.capacity = 0
+        # each behaviour's priority, written over its whole row whenever the rows are allocated:
+        # priorities are constant per behaviour, so a step writes none
+        self.row_priority = np.zeros(behaviours, np.int16)
         self._allocate(max(capacity, 16))
+
+    def set_priorities(self, priorities) -> None:
+        """Behaviour ``j``'s results carry ``priorities[j]`` (the merger's priority allocation reads it)."""
+        self.row_priority[:] = priorities
+        self.priority[:] = self.row_priority[:, None]
 
     def _allocate(self, capacity: int) -> None:
         m = self.behaviours
@@ -60,6 +68,8 @@ class VelocityResults:
         self.speed = np.zeros((m, capacity), np.float32)
         self.speed_desire = np.zeros((m, capacity), np.float32)
         self.priority = np.zeros((m, capacity), np.int16)
+        if "row_priority" in self.__dict__:
+            self.priority[:] = self.row_priority[:, None]
         self.capacity = capacity
         self._views: dict[tuple[int, int], ResultView] = {}  # (behaviour, n) -> view, until reallocated
 
@@ -93,14 +103,18 @@ class VelocityResults:
         )
 
     def stacked(self, n: int):
-        """All behaviours' arrays for the first ``n`` animals, for the merger."""
-        return (
-            self.direction[:, :n],
-            self.direction_desire[:, :n],
-            self.speed[:, :n],
-            self.speed_desire[:, :n],
-            self.priority[:, :n],
-        )
+        """All behaviours' arrays for the first ``n`` animals, for the merger (kept like :meth:`view`)."""
+        key = (-1, n)
+        stacked = self._views.get(key)
+        if stacked is None:
+            stacked = self._views[key] = (
+                self.direction[:, :n],
+                self.direction_desire[:, :n],
+                self.speed[:, :n],
+                self.speed_desire[:, :n],
+                self.priority[:, :n],
+            )
+        return stacked
 
     def clear(self, j: int, n: int) -> None:
         """Reset behaviour ``j`` to "no opinion" (a disabled behaviour)."""

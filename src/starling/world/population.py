@@ -29,6 +29,18 @@ def agent_tuple_type(component_names: Iterable[str]) -> type:
     return t
 
 
+class _LiveRows:
+    """A core array as a class attribute: the hot path's ``pop.position`` without ``__getattr__``'s miss."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, pop, owner=None):
+        if pop is None:
+            return self
+        return pop.live_rows(self.name)
+
+
 class Population:
     """Struct-of-arrays state of one species.
 
@@ -38,6 +50,14 @@ class Population:
     Components: named arrays of ``(n,) + shape`` of their dtype, float32 numbers unless
     declared otherwise by a :class:`~starling.systems.ComponentSpec`.
     """
+
+    position = _LiveRows()
+    velocity = _LiveRows()
+    forward = _LiveRows()
+    up = _LiveRows()
+    uid = _LiveRows()
+    alive = _LiveRows()
+    tags = _LiveRows()
 
     def __init__(self, name: str, capacity: int = 64, components: Optional[Mapping[str, float]] = None):
         self.name = name
@@ -49,9 +69,10 @@ class Population:
         # components each newcomer draws for itself (individual variation): name -> draw(k)
         self._draws: dict[str, Callable[[int], np.ndarray]] = {}
         self._buffers: dict[str, np.ndarray] = {}
-        # kernel views of the live rows, rebuilt only when they change (see :attr:`layout`)
+        # kernel views (by tuple type) and array views (by name) of the live rows, each kept with
+        # the count it was made for and dropped when a buffer is replaced (see :attr:`layout`)
         self._version = 0
-        self._views: dict[type, tuple] = {}
+        self._views: dict = {}
         self._allocate(max(int(capacity), 16))
         self._agent_type = agent_tuple_type(self._component_defaults)
 
@@ -105,10 +126,20 @@ class Population:
         if n > self.capacity:
             self._allocate(max(n, int(self.capacity * 1.5) + 1))
 
+    def live_rows(self, name: str) -> np.ndarray:
+        """The live rows of array ``name``: one view per layout, kept until the count or buffer changes."""
+        n = self.n
+        cached = self._views.get(name)
+        if cached is not None and cached[0] == n:
+            return cached[1]
+        view = self._buffers[name][:n]
+        self._views[name] = (n, view)
+        return view
+
     def __getattr__(self, name: str) -> np.ndarray:
         buffers = self.__dict__.get("_buffers")
         if buffers is not None and name in buffers:
-            return buffers[name][: self.__dict__["n"]]
+            return self.live_rows(name)
         raise AttributeError(f"population {self.__dict__.get('name')!r} has no array {name!r}")
 
     @property
@@ -124,7 +155,7 @@ class Population:
                 f"species {self.name!r} has no component {name!r}; it has: "
                 f"{', '.join(self.component_names) or 'none'}"
             )
-        return self._buffers[name][: self.n]
+        return self.live_rows(name)
 
     def add_component(self, name, default: float = 0.0) -> None:
         """Declare a per-animal component (existing animals get its default).
