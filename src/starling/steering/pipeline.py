@@ -30,6 +30,7 @@ from .per_animal import bind_draws
 from .random import stream_key
 from .queries.neighbors import NeighborQuerySpec, find_neighbors
 from .queries.pairs import PairGeometry
+from .queries.rays import Rays, generate_rays
 from .registry import BehaviorSpec, get_behavior, get_merger
 from .results import VelocityResults
 
@@ -345,8 +346,6 @@ class SpeciesPipeline:
     def _cast(self, pop, group: RayGroup, parallel: bool) -> RayView:
         """Generate the group's rays from the step-start state and cast them into the environment
         (through its ``cast_rays`` method: the steering layer never imports the environment)."""
-        from .queries.rays import Rays, generate_rays
-
         if self.environment is None:
             raise RuntimeError(f"species {self.name!r} has ray groups but no environment is attached "
                                "(add an [environment] section to the scenario)")

@@ -619,7 +619,8 @@ _counting_sort_serial, _counting_sort_parallel = _serial_and_parallel(
 # ---------------------------------------------------------------------------
 
 # Candidates found by a query are buffered per thread; up to this many are
-# ranked with the branch-free all-pairs count, more go through insertion.
+# ranked with the branch-free all-pairs count, more are sorted by key (when
+# most are kept) or inserted into the row (when few are).
 _RANK_MAX = 32
 # Runs of targets one query can list: cells are at least half the reach wide,
 # so at most 5 x 5 rows of 2 runs (dense) or 5 x 5 x 5 buckets (hash).
@@ -880,7 +881,9 @@ def _query_body(
                     out_distance[row, rank] = da
                     out_index[row, rank] = ja
             count = min(nc, k)
-        elif not flushed:
+        elif not flushed and 2 * k >= nc:
+            # most candidates are kept: insertion would shift O(nc²) times, a sort is O(nc log nc);
+            # when few are kept, insertion rejects most candidates with one comparison instead
             count = _sort_into_row(out_index, out_distance, row, k, cd, cs, nc)
         else:
             for a in range(nc):
