@@ -56,6 +56,9 @@ _NO_BOX = np.zeros(3, np.float32)  # the pair geometry's box when the world does
 
 CoreAgents = namedtuple("CoreAgents", ["position", "velocity", "forward", "up", "uid"])
 
+#: skip the kernels of behaviours that are silent alone when their group found nobody (tests turn it off
+#: to run every kernel and compare)
+SKIP_SILENT = True
 #: populations at least this large run the ``prange`` compilation of every kernel (see starling.parallel)
 PARALLEL_THRESHOLD = PARALLEL_MIN_ANIMALS
 #: ray batches at least this large are cast by the threaded kernel even for smaller populations
@@ -83,6 +86,9 @@ class BehaviorSlot:
     enabled: bool = True  # params.enabled, read once (a changed behaviour gets a new slot)
     # argument tuples kept between steps while what they were built from is unchanged
     _params_cache: Any = field(default=None, repr=False, compare=False)
+    # (n, results capacity) for which the pipeline last cleared this behaviour's rows instead of
+    # running its kernel (see SpeciesPipeline._silence); None once the kernel has run since
+    _silent: Any = field(default=None, repr=False, compare=False)
     _targets_cache: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -133,6 +139,7 @@ class NeighborGroup:
     target_uids: Optional[np.ndarray] = None
     gathered: Any = None  # _gather's reusable buffers (a group with several targets or tag filters)
     target_type: Any = None  # the core arrays and the components its behaviours read from targets
+    nobody: bool = False  # the last query found no neighbour for any animal
 
     def __post_init__(self):
         self.target_type = agent_tuple_type({c for slot in self.behaviors for c in slot.spec.target_components})
@@ -319,6 +326,9 @@ class SpeciesPipeline:
         for group in self.groups:
             others, nbrs = self._query(world, pop, group, box, record, box32)
             for slot in group.behaviors:
+                if group.nobody and slot.spec.silent_alone and SKIP_SILENT:
+                    self._silence(slot, n)
+                    continue
                 self._run(slot, n, parallel, (own(slot), slot.targets_from(others), nbrs, slot.params_for(pop), time, dt))
         for group in self.ray_groups:
             hits = self._cast(pop, group, parallel)
@@ -362,7 +372,15 @@ class SpeciesPipeline:
                              h.layer[:rows].reshape(n, r), rays.directions.reshape(n, r, 3))
         return group.view
 
+    def _silence(self, slot: BehaviorSlot, n: int) -> None:
+        """What the kernel of a behaviour that is silent alone would write when nobody is seen."""
+        key = (n, self.results.capacity)
+        if slot._silent != key:  # already cleared for these rows and this buffer: nothing to write
+            self.results.clear(slot.row, n)
+            slot._silent = key
+
     def _run(self, slot: BehaviorSlot, n: int, parallel: bool, args) -> None:
+        slot._silent = None
         if not slot.enabled:
             self.results.clear(slot.row, n)
             return
@@ -446,10 +464,14 @@ class SpeciesPipeline:
         count = nb.count[:n]
         if group.geometry is None:
             group.geometry = PairGeometry()
-        if box32 is None:
-            box32 = _NO_BOX if box is None else np.asarray(box, np.float32)
-        direction, distance, angle = group.geometry.compute(
-            pop.position, pop.forward, others.position, index, count, box32, parallel=n >= PARALLEL_THRESHOLD)
+        group.nobody = not count.any()
+        if group.nobody:  # no pair to describe: the buffers, unwritten (no kernel reads a pair past count)
+            direction, distance, angle = group.geometry.buffers(n, k)
+        else:
+            if box32 is None:
+                box32 = _NO_BOX if box is None else np.asarray(box, np.float32)
+            direction, distance, angle = group.geometry.compute(
+                pop.position, pop.forward, others.position, index, count, box32, parallel=n >= PARALLEL_THRESHOLD)
         return others, NeighborView(index, count, distance, angle, direction)
 
     def index_in_targets(self, world: World, group: NeighborGroup) -> int:

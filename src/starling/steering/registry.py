@@ -38,6 +38,8 @@ class BehaviorSpec:
     result: str = "velocity"
     doc: str = ""
     target_components: tuple[str, ...] = ()  # read from its targets (neighbour behaviours)
+    # an animal with no neighbours always gets "no opinion": a group that found nobody skips the kernel
+    silent_alone: bool = False
     _compiled: dict = field(default_factory=dict, compare=False, repr=False)
 
     def compiled(self, parallel: bool):
@@ -171,6 +173,7 @@ def behavior(
     components: tuple[str, ...] = (),
     target_components: tuple[str, ...] = (),
     result: str = "velocity",
+    silent_alone: bool = False,
 ):
     """Register a behaviour kernel under ``name``.
 
@@ -196,6 +199,13 @@ def behavior(
     is ``params.kernel_params()``, ``out`` is a :class:`ResultView` to fill for
     every animal. Use ``numba.prange`` for the animal loop; the pipeline runs a
     serial compilation for small populations.
+
+    ``silent_alone`` (neighbour behaviours): the kernel writes "no opinion" for every
+    animal whose neighbour list is empty, whatever its state and parameters. When a
+    group's query finds nobody for any animal (no sound playing, the player far away),
+    the pipeline then skips the kernel and clears its results instead — most groups
+    aimed at rare targets are empty most steps. ``tests/steering/test_silent_alone.py``
+    checks the claim for every registered behaviour that makes it.
     """
     if kind not in KINDS:
         raise RegistryError(f"behaviour {name!r}: kind must be one of {KINDS}, not {kind!r}")
@@ -204,6 +214,8 @@ def behavior(
         raise RegistryError(f"behaviour {name!r}: unknown result type {result!r}; known: {', '.join(RESULT_TYPES)}")
     if target_components and kind != "neighbor":
         raise RegistryError(f"behaviour {name!r}: only neighbour behaviours have targets to read components from")
+    if silent_alone and kind != "neighbor":
+        raise RegistryError(f"behaviour {name!r}: only neighbour behaviours can be silent alone")
 
     def register(kernel: Callable) -> Callable:
         _check_free("behaviour", name, _behaviors, kernel, "kernel")
@@ -212,7 +224,7 @@ def behavior(
             raise RegistryError("; ".join(problems))
         doc = (kernel.__doc__ or params.__doc__ or "").strip()
         _behaviors[name] = BehaviorSpec(name, kind, params, kernel, tuple(components), result, doc,
-                                        tuple(target_components))
+                                        tuple(target_components), bool(silent_alone))
         _version[0] += 1
         return kernel
 

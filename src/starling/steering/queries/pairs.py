@@ -162,16 +162,18 @@ class PairGeometry:
         self.distance = np.zeros((0, 1), np.float32)
         self.angle = np.zeros((0, 1), np.float32)
 
-    def compute(self, position, forward, target, index, count, box, *, parallel: bool = False):
-        n, k = index.shape
+    def buffers(self, n: int, k: int):
+        """The ``(direction, distance, angle)`` buffers of ``n`` rows of ``k`` pairs, as they are."""
         if self.distance.shape[0] < n or self.distance.shape[1] != k:
             cap = max(n, int(self.distance.shape[0] * 1.5))
             self.direction = np.zeros((cap, k, 3), np.float32)
             self.distance = np.zeros((cap, k), np.float32)
             self.angle = np.zeros((cap, k), np.float32)
-        direction = self.direction[:n]
-        distance = self.distance[:n]
-        angle = self.angle[:n]
+        return self.direction[:n], self.distance[:n], self.angle[:n]
+
+    def compute(self, position, forward, target, index, count, box, *, parallel: bool = False):
+        n, k = index.shape
+        direction, distance, angle = self.buffers(n, k)
         if n:
             args = (position, forward, target, index, count, box, direction, distance, angle)
             if parallel:

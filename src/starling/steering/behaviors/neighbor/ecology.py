@@ -125,7 +125,7 @@ _MEMORY = ("threat_x", "threat_y", "threat_z", "threat_level", "threat_memory")
 
 
 @behavior("chase_food", kind="neighbor", params=ChaseFoodParams, components=_MOUTH,
-          target_components=("food", "nutrition"))
+          target_components=("food", "nutrition"), silent_alone=True)
 def chase_food(agents, others, neighbors, p, time, dt, out):
     """Toward the nutritious, near food seen from the mouth; desires scale with hunger."""
     count = neighbors.count
@@ -189,7 +189,8 @@ def chase_food(agents, others, neighbors, p, time, dt, out):
              at(p.weight_speed, i) * hf * a)
 
 
-@behavior("avoid_when_eating", kind="neighbor", params=AvoidWhenEatingParams, components=("chew",))
+@behavior("avoid_when_eating", kind="neighbor", params=AvoidWhenEatingParams, components=("chew",),
+          silent_alone=True)
 def avoid_when_eating(agents, others, neighbors, p, time, dt, out):
     """While chewing: away from the closeness-weighted neighbours."""
     count = neighbors.count
@@ -224,7 +225,7 @@ def avoid_when_eating(agents, others, neighbors, p, time, dt, out):
 
 
 @behavior("avoid_sound", kind="neighbor", params=AvoidSoundParams,
-          target_components=("loudness", "sound_radius"))
+          target_components=("loudness", "sound_radius"), silent_alone=True)
 def avoid_sound(agents, others, neighbors, p, time, dt, out):
     """Away from the loudness- and closeness-weighted sounds that reached the animal."""
     count = neighbors.count
@@ -260,7 +261,7 @@ def avoid_sound(agents, others, neighbors, p, time, dt, out):
              at(p.weight_speed, i) * a)
 
 
-@behavior("get_pushed", kind="neighbor", params=GetPushedParams)
+@behavior("get_pushed", kind="neighbor", params=GetPushedParams, silent_alone=True)
 def get_pushed(agents, others, neighbors, p, time, dt, out):
     """Away from faster neighbours in the cone behind, at their mean speed."""
     count = neighbors.count
@@ -319,7 +320,8 @@ def get_pushed(agents, others, neighbors, p, time, dt, out):
              at(p.weight_speed, i) * a)
 
 
-@behavior("avoid_player", kind="neighbor", params=AvoidPlayerParams, target_components=("still_time",))
+@behavior("avoid_player", kind="neighbor", params=AvoidPlayerParams, target_components=("still_time",),
+          silent_alone=True)
 def avoid_player(agents, others, neighbors, p, time, dt, out):
     """Away from the player within a radius that shrinks while the player stands still."""
     count = neighbors.count

@@ -33,7 +33,7 @@ class CohesionParams(NeighborBehaviorParams):
     activation_power: float = Field(2.0, gt=0, description="Power l of the f_q1 activation of the centroid distance.")
 
 
-@behavior("cohesion", kind="neighbor", params=CohesionParams)
+@behavior("cohesion", kind="neighbor", params=CohesionParams, silent_alone=True)
 def cohesion(agents, others, neighbors, p, time, dt, out):
     """dir = â, des = w f_q1(|a| / r) with a the offset to the weighted centroid (6.9–6.10)."""
     count = neighbors.count
@@ -80,7 +80,7 @@ class AlignmentParams(NeighborBehaviorParams):
     activation_power: float = Field(2.0, gt=0, description="Power l of both f_q1 activations.")
 
 
-@behavior("alignment", kind="neighbor", params=AlignmentParams)
+@behavior("alignment", kind="neighbor", params=AlignmentParams, silent_alone=True)
 def alignment(agents, others, neighbors, p, time, dt, out):
     """dir = Σ o v̂_j normalised, spd = Σ o |v_j| / Σ o (6.11–6.12)."""
     count = neighbors.count
@@ -154,7 +154,7 @@ class SeparationParams(NeighborBehaviorParams):
     sep_power: float = Field(2.0, gt=0, description="l of f_sep (growth).")
 
 
-@behavior("separation", kind="neighbor", params=SeparationParams)
+@behavior("separation", kind="neighbor", params=SeparationParams, silent_alone=True)
 def separation(agents, others, neighbors, p, time, dt, out):
     """dir = Σ o (p_c − p_j)/|p_c − p_j| normalised, des = w f_sep(max o) (6.13–6.14)."""
     count = neighbors.count

@@ -54,7 +54,7 @@ class SeekParams(_ReactionParams):
     weight_speed: float = Field(0.5, ge=0, le=1)
 
 
-@behavior("flee", kind="neighbor", params=FleeParams)
+@behavior("flee", kind="neighbor", params=FleeParams, silent_alone=True)
 def flee(agents, others, neighbors, p, time, dt, out):
     """Away from the observability-weighted threats; all desires grow with closeness."""
     count = neighbors.count
@@ -89,7 +89,7 @@ def flee(agents, others, neighbors, p, time, dt, out):
         emit(out, i, ux, uy, uz, at(p.weight_direction, i) * a, speed, at(p.weight_speed, i) * a)
 
 
-@behavior("seek", kind="neighbor", params=SeekParams)
+@behavior("seek", kind="neighbor", params=SeekParams, silent_alone=True)
 def seek(agents, others, neighbors, p, time, dt, out):
     """Toward the nearest visible neighbour; all desires grow with closeness."""
     count = neighbors.count
