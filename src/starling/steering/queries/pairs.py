@@ -34,33 +34,47 @@ def _acos32(x):
     return _F(math.pi) - r if x < _F(0.0) else r
 
 
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _sides_and_inverses(box):
+    """The box's sides and their inverses; a zero side (no wrap on that axis) gets a zero
+    inverse, so ``b * floor(d * inverse + ½)`` is 0 there without a branch."""
+    b0 = box[0]
+    b1 = box[1]
+    b2 = box[2]
+    i0 = _F(1.0) / b0 if b0 > _F(0.0) else _F(0.0)
+    i1 = _F(1.0) / b1 if b1 > _F(0.0) else _F(0.0)
+    i2 = _F(1.0) / b2 if b2 > _F(0.0) else _F(0.0)
+    return b0, b1, b2, i0, i1, i2
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _unit_forward(forward, i):
+    """Animal ``i``'s unit forward vector, and whether it has one (a zero forward stays zero)."""
+    fx = forward[i, 0]
+    fy = forward[i, 1]
+    fz = forward[i, 2]
+    fl = math.sqrt(fx * fx + fy * fy + fz * fz)
+    facing = fl > _TINY
+    if facing:
+        fx /= fl
+        fy /= fl
+        fz /= fl
+    return fx, fy, fz, facing
+
+
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _geometry_range(lo, hi, position, forward, target, index, count, box, direction, distance, angle):
     k = index.shape[1]
     sx = np.empty(k, np.float32)
     sy = np.empty(k, np.float32)
     sz = np.empty(k, np.float32)
-    b0 = box[0]
-    b1 = box[1]
-    b2 = box[2]
-    # a zero side (no wrap on that axis) gives a zero inverse, and b * floor(0 + ½) = 0: branch free
-    i0 = _F(1.0) / b0 if b0 > _F(0.0) else _F(0.0)
-    i1 = _F(1.0) / b1 if b1 > _F(0.0) else _F(0.0)
-    i2 = _F(1.0) / b2 if b2 > _F(0.0) else _F(0.0)
+    b0, b1, b2, i0, i1, i2 = _sides_and_inverses(box)
     half = _F(0.5)
     for i in range(lo, hi):
         px = position[i, 0]
         py = position[i, 1]
         pz = position[i, 2]
-        fx = forward[i, 0]
-        fy = forward[i, 1]
-        fz = forward[i, 2]
-        fl = math.sqrt(fx * fx + fy * fy + fz * fz)
-        facing = fl > _TINY
-        if facing:
-            fx /= fl
-            fy /= fl
-            fz /= fl
+        fx, fy, fz, facing = _unit_forward(forward, i)
         c = count[i]
         for q in range(c):  # gather: minimum-image offsets into contiguous rows
             j = index[i, q]
@@ -102,26 +116,13 @@ def geometry_one_pass_range(lo, hi, position, forward, target, index, count, box
     memory), and the reference the SIMD kernel is tested against: both give the same
     float32 results bit for bit.
     """
-    b0 = box[0]
-    b1 = box[1]
-    b2 = box[2]
-    i0 = _F(1.0) / b0 if b0 > _F(0.0) else _F(0.0)
-    i1 = _F(1.0) / b1 if b1 > _F(0.0) else _F(0.0)
-    i2 = _F(1.0) / b2 if b2 > _F(0.0) else _F(0.0)
+    b0, b1, b2, i0, i1, i2 = _sides_and_inverses(box)
     half = _F(0.5)
     for i in range(lo, hi):
         px = position[i, 0]
         py = position[i, 1]
         pz = position[i, 2]
-        fx = forward[i, 0]
-        fy = forward[i, 1]
-        fz = forward[i, 2]
-        fl = math.sqrt(fx * fx + fy * fy + fz * fz)
-        facing = fl > _TINY
-        if facing:
-            fx /= fl
-            fy /= fl
-            fz /= fl
+        fx, fy, fz, facing = _unit_forward(forward, i)
         for q in range(count[i]):
             j = index[i, q]
             dx = target[j, 0] - px
