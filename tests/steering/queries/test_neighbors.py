@@ -426,6 +426,23 @@ def test_crowded_rows_with_ties_are_sorted_by_distance_then_index():
             assert np.all(np.diff(shell) > 0)
 
 
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("wrap", [False, True])
+def test_crowded_random_rows_equal_brute_force(dims, wrap):
+    # 33 to 2k candidates per row: the key sort, against brute force, with fields of
+    # view, zero forwards and a periodic box
+    rng = np.random.default_rng(40 + 2 * dims + wrap)
+    side = 5.0 if dims == 3 else 12.0
+    position, forward = cloud(rng, 1000, side, dims)
+    box = np.array([side, side, side]) if wrap else None
+    grow = 1.0 if dims == 3 else 1.6
+    for r, k, fov in ((1.4, 64, 360.0), (1.5, 128, 270.0), (1.2, 40, 300.0)):
+        index, distance, count, overflow = assert_methods_agree(
+            position, forward, position, r=r * grow, k=k, fov=fov, exclude_self=True, box=box)
+        seen = count + overflow
+        assert np.mean((seen > 32) & (seen <= 2 * k)) > 0.3, (r, k, fov)  # rows that take the sort
+
+
 def test_neighbours_exactly_on_the_radius_and_on_the_edge_of_view_are_seen():
     me = np.zeros((1, 3), np.float32)
     f = np.array([[1, 0, 0]], np.float32)
