@@ -504,6 +504,18 @@ def test_moderately_sparse_population_uses_larger_dense_cells():
     assert_methods_agree(flock, forward, flock, r=2.0, k=3, exclude_self=True)
 
 
+def test_a_crowd_uses_cells_of_half_the_radius_and_a_sparse_flock_cells_of_the_radius():
+    rng = np.random.default_rng(15)
+    crowd, forward = cloud(rng, 1000, 12.0, 3)  # about 9 birds per radius-wide cell
+    grid = GridIndex()
+    grid.build(crowd, 2.0)
+    assert grid.mode == "dense" and max(grid.cell_width) < 1.1
+    sparse, _ = cloud(rng, 1000, 46.4, 3)  # density 0.01 at r = 5: 1.4 per cell
+    grid.build(sparse, 5.0)
+    assert min(grid.cell_width) >= 5.0
+    assert_methods_agree(crowd, forward, crowd, r=2.0, k=7, fov=300.0, exclude_self=True)
+
+
 def test_inputs_are_converted_to_contiguous_float32():
     rng = np.random.default_rng(15)
     position, forward = cloud(rng, 100, 8.0, 3)
