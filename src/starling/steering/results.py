@@ -67,9 +67,8 @@ class VelocityResults:
         self.direction_desire = np.zeros((m, capacity), np.float32)
         self.speed = np.zeros((m, capacity), np.float32)
         self.speed_desire = np.zeros((m, capacity), np.float32)
-        self.priority = np.zeros((m, capacity), np.int16)
-        if "row_priority" in self.__dict__:
-            self.priority[:] = self.row_priority[:, None]
+        self.priority = np.empty((m, capacity), np.int16)
+        self.priority[:] = self.row_priority[:, None]
         self.capacity = capacity
         self._views: dict[tuple[int, int], ResultView] = {}  # (behaviour, n) -> view, until reallocated
 

@@ -37,7 +37,7 @@ def _acos32(x):
 @njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _sides_and_inverses(box):
     """The box's sides and their inverses; a zero side (no wrap on that axis) gets a zero
-    inverse, so ``b * floor(d * inverse + ½)`` is 0 there without a branch."""
+    inverse, so :func:`_minimum_image` leaves that axis alone without a branch."""
     b0 = box[0]
     b1 = box[1]
     b2 = box[2]
@@ -48,8 +48,9 @@ def _sides_and_inverses(box):
 
 
 @njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _unit_forward(forward, i):
-    """Animal ``i``'s unit forward vector, and whether it has one (a zero forward stays zero)."""
+def _animal(position, forward, i):
+    """Animal ``i``'s position, its unit forward vector, and whether it has one (a zero
+    forward stays zero)."""
     fx = forward[i, 0]
     fy = forward[i, 1]
     fz = forward[i, 2]
@@ -59,7 +60,30 @@ def _unit_forward(forward, i):
         fx /= fl
         fy /= fl
         fz /= fl
-    return fx, fy, fz, facing
+    return position[i, 0], position[i, 1], position[i, 2], fx, fy, fz, facing
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _minimum_image(d, side, inverse):
+    """One offset component folded into the periodic box (unchanged where ``side`` is 0)."""
+    return d - side * np.floor(d * inverse + _F(0.5))
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _pair(dx, dy, dz, fx, fy, fz, facing):
+    """Distance, unit direction and angle off the unit forward ``f`` of one offset, branch free.
+
+    Coincident animals get distance 0, a zero direction and angle 0; so does any pair of an
+    animal without a forward (``facing`` false) for its angle.
+    """
+    d = math.sqrt(dx * dx + dy * dy + dz * dz)
+    apart = d >= _TINY
+    inv = _F(1.0) / d if apart else _F(0.0)
+    ux = dx * inv
+    uy = dy * inv
+    uz = dz * inv
+    a = _acos32(ux * fx + uy * fy + uz * fz)
+    return d, ux, uy, uz, (a if (apart and facing) else _F(0.0))
 
 
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
@@ -69,39 +93,18 @@ def _geometry_range(lo, hi, position, forward, target, index, count, box, direct
     sy = np.empty(k, np.float32)
     sz = np.empty(k, np.float32)
     b0, b1, b2, i0, i1, i2 = _sides_and_inverses(box)
-    half = _F(0.5)
     for i in range(lo, hi):
-        px = position[i, 0]
-        py = position[i, 1]
-        pz = position[i, 2]
-        fx, fy, fz, facing = _unit_forward(forward, i)
+        px, py, pz, fx, fy, fz, facing = _animal(position, forward, i)
         c = count[i]
         for q in range(c):  # gather: minimum-image offsets into contiguous rows
             j = index[i, q]
-            dx = target[j, 0] - px
-            dy = target[j, 1] - py
-            dz = target[j, 2] - pz
-            sx[q] = dx - b0 * np.floor(dx * i0 + half)
-            sy[q] = dy - b1 * np.floor(dy * i1 + half)
-            sz[q] = dz - b2 * np.floor(dz * i2 + half)
+            sx[q] = _minimum_image(target[j, 0] - px, b0, i0)
+            sy[q] = _minimum_image(target[j, 1] - py, b1, i1)
+            sz[q] = _minimum_image(target[j, 2] - pz, b2, i2)
         dist = distance[i]
         ang = angle[i]
         for q in range(c):  # arithmetic over contiguous rows (vectorised)
-            dx = sx[q]
-            dy = sy[q]
-            dz = sz[q]
-            d = math.sqrt(dx * dx + dy * dy + dz * dz)
-            apart = d >= _TINY
-            inv = _F(1.0) / d if apart else _F(0.0)
-            ux = dx * inv
-            uy = dy * inv
-            uz = dz * inv
-            dist[q] = d
-            sx[q] = ux
-            sy[q] = uy
-            sz[q] = uz
-            a = _acos32(ux * fx + uy * fy + uz * fz)
-            ang[q] = a if (apart and facing) else _F(0.0)
+            dist[q], sx[q], sy[q], sz[q], ang[q] = _pair(sx[q], sy[q], sz[q], fx, fy, fz, facing)
         for q in range(c):
             direction[i, q, 0] = sx[q]
             direction[i, q, 1] = sy[q]
@@ -117,32 +120,19 @@ def geometry_one_pass_range(lo, hi, position, forward, target, index, count, box
     float32 results bit for bit.
     """
     b0, b1, b2, i0, i1, i2 = _sides_and_inverses(box)
-    half = _F(0.5)
     for i in range(lo, hi):
-        px = position[i, 0]
-        py = position[i, 1]
-        pz = position[i, 2]
-        fx, fy, fz, facing = _unit_forward(forward, i)
+        px, py, pz, fx, fy, fz, facing = _animal(position, forward, i)
         for q in range(count[i]):
             j = index[i, q]
-            dx = target[j, 0] - px
-            dy = target[j, 1] - py
-            dz = target[j, 2] - pz
-            dx = dx - b0 * np.floor(dx * i0 + half)
-            dy = dy - b1 * np.floor(dy * i1 + half)
-            dz = dz - b2 * np.floor(dz * i2 + half)
-            d = math.sqrt(dx * dx + dy * dy + dz * dz)
-            apart = d >= _TINY
-            inv = _F(1.0) / d if apart else _F(0.0)
-            ux = dx * inv
-            uy = dy * inv
-            uz = dz * inv
+            dx = _minimum_image(target[j, 0] - px, b0, i0)
+            dy = _minimum_image(target[j, 1] - py, b1, i1)
+            dz = _minimum_image(target[j, 2] - pz, b2, i2)
+            d, ux, uy, uz, a = _pair(dx, dy, dz, fx, fy, fz, facing)
             distance[i, q] = d
             direction[i, q, 0] = ux
             direction[i, q, 1] = uy
             direction[i, q, 2] = uz
-            a = _acos32(ux * fx + uy * fy + uz * fz)
-            angle[i, q] = a if (apart and facing) else _F(0.0)
+            angle[i, q] = a
 
 
 @njit(cache=True, no_cfunc_wrapper=True, parallel=True)
