@@ -369,6 +369,8 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
       ``L / dims >= w``, starting at the animals' minimum coordinate;
     * a non-wrapping axis spans the targets' extent from their minimum.
 
+    Cells are ``scale`` radii wide, or ``DENSE_CELL_SCALE`` radii when the
+    targets would average ``DENSE_OCCUPANCY`` or more per cell (a crowd).
     When the dense cell count would exceed about ``8 m`` the cells grow (up to
     twice) or, for extents far larger than the flock, the grid hashes.  The
     reach is the radius inflated by ``_REACH_REL`` and by ``_REACH_ABS`` times
@@ -420,6 +422,12 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
     mode = _MODE_DENSE
     width = w
     cells = _dense_cells(width, ring, extent)
+    if scale >= 2.0 * DENSE_CELL_SCALE and m >= DENSE_OCCUPANCY * cells:
+        # a crowd (a murmuration, a school): narrower cells scan fewer candidates
+        # than they add rows to visit
+        w = max(r * DENSE_CELL_SCALE, reach * 0.5)
+        width = w
+        cells = _dense_cells(width, ring, extent)
     if cells > cap:
         ndim = 0
         for a in range(3):
@@ -1040,14 +1048,6 @@ class GridIndex:
             target_position, spos, use_spos, box32, float(max_distance), self.cell_scale,
             self._bbox, self.geom, self.idim,
         )
-        if (self.cell_scale >= 2 * DENSE_CELL_SCALE and self.idim[3] == _MODE_DENSE
-                and m >= DENSE_OCCUPANCY * self.idim[5]):
-            # a crowd (a murmuration, a school): cells of half the width scan fewer candidates
-            # than they add rows to visit (docs/performance.md)
-            self._reach = _plan(
-                target_position, spos, use_spos, box32, float(max_distance), DENSE_CELL_SCALE,
-                self._bbox, self.geom, self.idim,
-            )
         ncells = int(self.idim[5])
         if self.start.shape[0] < ncells + 1:
             self.start = _grow(self.start, ncells + 1)
