@@ -54,6 +54,12 @@ the unit ray directions. Rays are generated from the step-start state."""
 
 _NO_BOX = np.zeros(3, np.float32)  # the pair geometry's box when the world does not wrap (never written)
 
+
+def pair_box(box) -> np.ndarray:
+    """The pair geometry's float32 box: the periodic sides, or zeros when the world does not wrap."""
+    return _NO_BOX if box is None else np.asarray(box, np.float32)
+
+
 CoreAgents = namedtuple("CoreAgents", ["position", "velocity", "forward", "up", "uid"])
 
 #: skip the kernels of behaviours that are silent alone when their group found nobody (tests turn it off
@@ -322,7 +328,7 @@ class SpeciesPipeline:
             return view
 
         box = world.box
-        box32 = _NO_BOX if box is None else box.astype(np.float32)
+        box32 = pair_box(box)
         for group in self.groups:
             others, nbrs = self._query(world, pop, group, box, record, box32)
             for slot in group.behaviors:
@@ -422,7 +428,8 @@ class SpeciesPipeline:
                                                             f"do not have"))
         return problems
 
-    def _query(self, world: World, pop, group: NeighborGroup, box, record: bool, box32=None):
+    def _query(self, world: World, pop, group: NeighborGroup, box, record: bool, box32: np.ndarray):
+        """Query ``group``'s neighbours and their pair geometry (``box32``: :func:`pair_box` of ``box``)."""
         own = self.name
         simple = len(group.targets) == 1 and group.include_bits == 0 and group.exclude_bits == 0
         if simple:
@@ -468,8 +475,6 @@ class SpeciesPipeline:
         if group.nobody:  # no pair to describe: the buffers, unwritten (no kernel reads a pair past count)
             direction, distance, angle = group.geometry.buffers(n, k)
         else:
-            if box32 is None:
-                box32 = _NO_BOX if box is None else np.asarray(box, np.float32)
             direction, distance, angle = group.geometry.compute(
                 pop.position, pop.forward, others.position, index, count, box32, parallel=n >= PARALLEL_THRESHOLD)
         return others, NeighborView(index, count, distance, angle, direction)
