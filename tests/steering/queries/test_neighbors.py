@@ -407,18 +407,22 @@ def test_exact_ties_on_a_lattice_are_broken_by_target_index():
         assert_methods_agree(stacked, forward, stacked, r=1.5, k=5, fov=fov, exclude_self=True)
 
 
-def test_crowded_rows_with_ties_are_sorted_by_distance_then_index():
-    # A shuffled 7 x 7 x 7 lattice queried at r = 2.5: 80 neighbours in reach, in shells of equal
-    # distance, more than the branch-free ranking takes, so the rows go through the key sort.
-    g = np.arange(-3, 4, dtype=np.float32)
+@pytest.mark.parametrize("side, r, reach, ks", [
+    (7, 2.5, 80, (40, 81, 128)),  # 80 in reach: more than the small ranking, ranked as mostly kept
+    (9, 3.5, 178, (100, 178, 256)),  # 178 in reach: past the ranking of mostly kept rows, the key sort
+])
+def test_crowded_rows_with_ties_are_sorted_by_distance_then_index(side, r, reach, ks):
+    # A shuffled lattice: the centre's neighbours lie in shells of equal distance, so the order
+    # within a shell is the target index's.
+    g = np.arange(-(side // 2), side // 2 + 1, dtype=np.float32)
     lattice = np.stack(np.meshgrid(g, g, g, indexing="ij"), axis=-1).reshape(-1, 3)
     shuffled = lattice[np.random.default_rng(5).permutation(lattice.shape[0])]
     forward = np.tile(np.array([[0, 0, 1]], np.float32), (shuffled.shape[0], 1))
-    for k in (40, 81, 128):
+    for k in ks:
         index, distance, count, overflow = assert_methods_agree(
-            shuffled, forward, shuffled, r=2.5, k=k, fov=360.0, exclude_self=True)
+            shuffled, forward, shuffled, r=r, k=k, fov=360.0, exclude_self=True)
         centre = np.flatnonzero(np.all(shuffled == 0, axis=1))[0]
-        assert count[centre] == min(80, k) and overflow[centre] == 80 - count[centre]
+        assert count[centre] == min(reach, k) and overflow[centre] == reach - count[centre]
         row = distance[centre, :count[centre]]
         assert np.all(np.diff(row) >= 0)
         for d in np.unique(row):  # within a shell of equal distance, by target index
@@ -429,18 +433,22 @@ def test_crowded_rows_with_ties_are_sorted_by_distance_then_index():
 @pytest.mark.parametrize("dims", [2, 3])
 @pytest.mark.parametrize("wrap", [False, True])
 def test_crowded_random_rows_equal_brute_force(dims, wrap):
-    # 33 to 2k candidates per row: the key sort, against brute force, with fields of
-    # view, zero forwards and a periodic box
+    # 33 to 2k candidates per row (most of them kept): the ranking up to 128, the key sort
+    # beyond, against brute force, with fields of view, zero forwards and a periodic box
     rng = np.random.default_rng(40 + 2 * dims + wrap)
     side = 5.0 if dims == 3 else 12.0
     position, forward = cloud(rng, 1000, side, dims)
     box = np.array([side, side, side]) if wrap else None
     grow = 1.0 if dims == 3 else 1.6
-    for r, k, fov in ((1.4, 64, 360.0), (1.5, 128, 270.0), (1.2, 40, 300.0)):
+    ranked = sorted_ = 0
+    for r, k, fov in ((1.4, 64, 360.0), (1.5, 128, 270.0), (1.2, 40, 300.0), (1.9, 128, 360.0)):
         index, distance, count, overflow = assert_methods_agree(
             position, forward, position, r=r * grow, k=k, fov=fov, exclude_self=True, box=box)
         seen = count + overflow
-        assert np.mean((seen > 32) & (seen <= 2 * k)) > 0.3, (r, k, fov)  # rows that take the sort
+        assert np.mean((seen > 32) & (seen <= 2 * k)) > 0.3, (r, k, fov)
+        ranked += np.sum((seen > 32) & (seen <= 128) & (seen <= 2 * k))
+        sorted_ += np.sum((seen > 128) & (seen <= 2 * k))
+    assert ranked > 500 and sorted_ > 300, (ranked, sorted_)
 
 
 def test_neighbours_exactly_on_the_radius_and_on_the_edge_of_view_are_seen():
