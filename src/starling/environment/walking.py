@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit, prange
 from pydantic import Field
 
-from ..motion.movers import MoverParams, ParameterTable, _same, accelerate
+from ..motion.movers import MoverParams, ParameterTable, _same, accelerate, wrap_coordinate
 from ..steering.registry import mover
 from ..steering.vecmath import normalize3, slerp_unit
 from .raycast import RayHits, cast_rays
@@ -188,8 +188,8 @@ def _walk_range(lo, hi, position, velocity, desired, hit, dist, normal, origins,
         y += vy * dt
         z += vz * dt
         if wrap:
-            x = bmin[0] + (x - bmin[0]) % size[0]
-            z = bmin[2] + (z - bmin[2]) % size[2]
+            x = wrap_coordinate(x, bmin[0], size[0])
+            z = wrap_coordinate(z, bmin[2], size[2])
         # the second probe: from above the higher of the old and new feet down past the new feet
         top = max(position[i, 1], y) - ch + p[r, 8]
         reach = top - (y - ch)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from ..steering.vecmath import normalize3
-from .movers import ParameterTable
+from .movers import ParameterTable, wrap_coordinate
 
 EPS = 1e-9
 _NO_SCALE = np.zeros(0, np.float32)
@@ -51,7 +51,7 @@ def move_along(i, hx, hy, hz, speed, position, velocity, forward, up, dt, wrap, 
     for a in range(3):
         x = position[i, a] + velocity[i, a] * dt
         if wrap:
-            x = bmin[a] + (x - bmin[a]) % size[a]
+            x = wrap_coordinate(x, bmin[a], size[a])
         position[i, a] = x
 
 
