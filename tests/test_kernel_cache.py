@@ -111,3 +111,52 @@ def test_a_damaged_kernel_cache_is_rebuilt_once_and_then_used(tmp_path):
     assert last == first and "starling:" not in err
     assert "data saved" not in out and "index saved" not in out
     assert sorted(map(_name, _loaded(out, "data"))) == sorted(map(_name, data))
+
+
+HELPER = "from numba import njit\n\n\n@njit(cache=True)\ndef value():\n    return {}\n"
+KERNEL = """from numba import njit
+from .helper import value
+
+
+@njit(cache=True)
+def kernel():
+    return value() * 10
+"""
+USE = """
+import starling  # before the package: Starling's cache keys are installed on import
+from helperpkg.kernel import kernel
+print(kernel(), sum(kernel.stats.cache_hits.values()))
+"""
+
+
+def test_a_kernel_compiles_again_when_a_helper_in_another_file_changes(tmp_path):
+    # Numba alone keys a kernel's cache by the kernel's own file: after the helper's file
+    # changes, the cached kernel would still return the old helper's value (10, not 20).
+    package = tmp_path / "helperpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text(HELPER.format(1))
+    (package / "kernel.py").write_text(KERNEL)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    src = str(Path(kernel_cache.__file__).resolve().parents[1])
+    env.update(STARLING_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=os.pathsep.join([str(tmp_path), src]))
+
+    def run():
+        res = subprocess.run([sys.executable, "-c", USE], env=env, capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr[-3000:]
+        value, hits = res.stdout.split()
+        return int(value), int(hits)
+
+    assert run() == (10, 0)  # compiled and cached
+    assert run() == (10, 1)  # from the cache
+    (package / "helper.py").write_text(HELPER.format(2))
+    assert run() == (20, 0)  # the helper changed: compiled again, not the stale entry
+    assert run() == (20, 1)
+
+
+def test_the_dependency_stamp_follows_helpers_through_helpers():
+    from starling.motion import constant_speed
+
+    # _constant_range -> move_along (heading.py) -> wrap_coordinate (movers.py); normalize3 (vecmath.py)
+    files = [name for name, _ in kernel_cache.dependency_stamp(constant_speed._constant_range.py_func)]
+    assert files == ["heading.py", "movers.py", "vecmath.py"]

@@ -14,6 +14,14 @@ kernel to stderr. A cache is only a copy of what the compiler makes, so recompil
 always correct; only the time is lost. Missing files and I/O errors keep Numba's own
 handling.
 
+Numba keys a kernel's cache entries by its own source file only, so a kernel that calls
+or inlines a compiled helper from another file (a mover's ``move_along``, a behaviour's
+shaping function, a plugin's own helper module) would keep running the helper's old code
+from the cache after the helper changed. :func:`install` therefore adds to each kernel's
+key the contents of the files of every compiled helper its code names, followed through
+the helpers' own code (:func:`dependency_stamp`): change a helper and every kernel that
+reaches it compiles again, and only those.
+
 The cache folder: ``STARLING_CACHE_DIR`` (applied here, before any kernel is defined,
 and passed on to child processes as ``NUMBA_CACHE_DIR``) wins over ``NUMBA_CACHE_DIR``;
 with neither, each source folder's ``__pycache__`` is used.
@@ -79,6 +87,71 @@ def _drop(path: str) -> None:
         pass  # another process healed it first, or it is read-only: Numba will overwrite or skip it
 
 
+def _code_names(code) -> set[str]:
+    """The global names a function's code (and the code nested in it) refers to."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _code_names(const)
+    return names
+
+
+def _helper_files(py_func, seen: set) -> set[str]:
+    """Source files of the compiled helpers ``py_func`` names, their helpers', and so on."""
+    from numba.core.dispatcher import Dispatcher
+
+    files = set()
+    namespace = getattr(py_func, "__globals__", {})
+    for name in _code_names(py_func.__code__):
+        value = namespace.get(name)
+        if isinstance(value, Dispatcher) and id(value) not in seen:
+            seen.add(id(value))
+            helper = value.py_func
+            path = getattr(helper.__code__, "co_filename", "")
+            if os.path.isfile(path):
+                files.add(path)
+            files |= _helper_files(helper, seen)
+    return files
+
+
+def dependency_stamp(py_func) -> tuple:
+    """The contents of the other source files whose compiled helpers ``py_func`` reaches, as
+    ``((file, sha256), …)``: part of the kernel's cache key (see the module).
+
+    Names are resolved when the kernel's cache is set up (its decoration): helpers imported
+    from other modules are there by then; a helper defined later in the kernel's own file is
+    covered by that file's own stamp. A plain constant imported from another file (not a
+    compiled function) is not followed.
+    """
+    from numba.core import caching
+
+    own = os.path.abspath(py_func.__code__.co_filename)
+    stamp = []
+    for path in sorted(_helper_files(py_func, set())):
+        if os.path.abspath(path) == own:
+            continue
+        st = os.stat(path)
+        stamp.append((os.path.basename(path), caching._hash_source_file(path, st.st_mtime, st.st_size)))
+    return tuple(stamp)
+
+
+def _key_by_helpers(caching) -> None:
+    """Make every cache (created from now on) key its entries by its helpers' files too."""
+    cache_init = caching.Cache.__init__
+
+    def __init__(self, py_func):
+        cache_init(self, py_func)
+        try:
+            helpers = dependency_stamp(py_func)
+        except OSError:  # a helper's file vanished: key by the kernel's own file alone
+            return
+        if helpers:
+            files = self._cache_file
+            files._source_stamp = (files._source_stamp, helpers)
+
+    caching.Cache.__init__ = __init__
+
+
 def install() -> None:
     """Apply ``STARLING_CACHE_DIR`` and make Numba's cache loading heal damaged files (once per process)."""
     apply_cache_dir()
@@ -126,4 +199,5 @@ def install() -> None:
     files._load_index = _load_index
     files._load_data = _load_data
     caching.Cache._load_overload = _load_overload
+    _key_by_helpers(caching)
     files._starling_heals = True
