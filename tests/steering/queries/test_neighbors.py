@@ -524,6 +524,31 @@ def test_a_crowd_uses_cells_of_half_the_radius_and_a_sparse_flock_cells_of_the_r
     assert_methods_agree(crowd, forward, crowd, r=2.0, k=7, fov=300.0, exclude_self=True)
 
 
+def test_a_flat_axis_of_a_periodic_world_is_gridded_without_the_minimum_image():
+    # A planar world that wraps in all three axes (Vicsek's): everyone at one height, so no
+    # pair's offset along y reaches half the period and y is gridded as a plain axis;
+    # x and z stay rings, and rows across their seams still find their images.
+    rng = np.random.default_rng(16)
+    side = 12.0
+    flat, forward = cloud(rng, 600, side, 2, y=0.5)
+    box = np.array([side, 1.0, side], np.float32)
+    grid = GridIndex()
+    grid.build(flat, 1.5, box=box)
+    assert list(grid.geom[9:12]) == [side, 0.0, side]
+    index, _, count, _ = assert_methods_agree(flat, forward, flat, r=1.5, k=16, fov=300.0, exclude_self=True,
+                                              box=box)
+    near_seam = (flat[:, 0] < 1.5) | (flat[:, 0] > side - 1.5)
+    across = [(i, j) for i in np.flatnonzero(near_seam) for j in index[i, :count[i]]
+              if abs(flat[j, 0] - flat[i, 0]) > side / 2]
+    assert len(across) > 20  # neighbours found through the x seam
+    # spread over more than 0.45 of the period, an axis stays a ring
+    tall = flat.copy()
+    tall[:, 1] = rng.random(600).astype(np.float32) * 0.6
+    grid.build(tall, 1.5, box=box)
+    assert grid.geom[10] == 1.0
+    assert_methods_agree(tall, forward, tall, r=1.5, k=16, fov=300.0, exclude_self=True, box=box)
+
+
 def test_inputs_are_converted_to_contiguous_float32():
     rng = np.random.default_rng(15)
     position, forward = cloud(rng, 100, 8.0, 3)

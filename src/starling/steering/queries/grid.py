@@ -319,6 +319,12 @@ def _serial_and_parallel(body, name):
     return tuple(kernels)
 
 
+# An axis along which every animal lies within this share of the period (a planar
+# world's height) is gridded as a plain axis, though the world wraps there: no
+# pair's offset along it reaches half a period, so its minimum image is the offset
+# itself (bit for bit: the rounded quotient is 0), and rows skip the image code.
+_FLAT_SPAN = 0.45
+
 # ---------------------------------------------------------------------------
 # Grid geometry.  ``geom`` (float64, 12): per axis origin [0:3], cell width
 # [3:6], inverse width [6:9], ring length [9:12] (0: the grid does not wrap on
@@ -408,7 +414,7 @@ def _plan(tpos, spos, use_spos, box, r, scale, bbox, geom, idim):
         ulo = bbox[12 + a]
         uhi = bbox[15 + a]
         span = uhi - ulo if (abs(ulo) < np.inf and abs(uhi) < np.inf) else 0.0
-        if L > 0.0 and span >= L - 2.0 * reach:
+        if L > 0.0 and span >= L - 2.0 * reach and span > _FLAT_SPAN * L:
             # The ring's frame starts at the animals' minimum, so a world whose
             # box is [b, b + L) rather than [0, L) keeps the seam-free fast path.
             ring[a] = L
