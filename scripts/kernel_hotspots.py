@@ -10,7 +10,8 @@ this process while it steps ``N`` times. Numba's compiled code has no symbols fo
 the script writes ``perf``'s map of JIT code (``/tmp/perf-PID.map``) from every compiled
 overload in the process: the report then names each kernel (``starling.steering.queries.grid
 ._query_serial``) beside the interpreter's own functions, which is the Python between the
-kernels. With ``--kernel`` (a substring of a kernel's name), the kernel's machine code is
+kernels. A helper a kernel calls out of line (rather than inlined) is counted as "other
+native code": its copy inside the kernel's code has no name in the map. With ``--kernel`` (a substring of a kernel's name), the kernel's machine code is
 disassembled and its hottest address ranges are printed with their instructions, which is
 how one tells, say, the candidate loop of a neighbour query from its ranking.
 
@@ -122,7 +123,7 @@ def main() -> int:
     shares = collections.Counter(sym if not sym.startswith("[unknown]") else "(other native code)"
                                  for _, sym in samples)
     for sym, n in shares.most_common(args.top):
-        print(f"{100 * n / total:6.1f} %  {n * per_step * 1e6 / max(total, 1) * args.steps / args.steps:8.1f} µs  {sym}")
+        print(f"{100 * n / total:6.1f} %  {n / total * per_step * 1e6:8.1f} µs  {sym}")
     if args.kernel:
         matches = [(a, n) for a, n in entries if args.kernel in n]
         if not matches:

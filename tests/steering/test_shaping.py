@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numba
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -469,3 +470,22 @@ def test_observability_prefers_closer_and_more_frontal_neighbours(d1, d2, a1, a2
     assert o(near, front, 10.0, 2 * math.pi, 2.0, 2.0) >= o(near, side, 10.0, 2 * math.pi, 2.0, 2.0) * (
         1 - 1e-12
     )
+
+
+def test_the_power_shortcuts_are_correctly_rounded():
+    # x ** 2, x ** 1 and x ** 0.5 skip the library call (x * x, x, sqrt(x)): each result is
+    # the exact power rounded once, which a correctly rounded pow would also give
+    from decimal import Decimal, getcontext
+    from fractions import Fraction
+
+    from starling.steering.shaping import _pow
+
+    getcontext().prec = 60
+    rng = np.random.default_rng(21)
+    xs = np.concatenate([rng.random(5_000), rng.random(500) * 1e6, [0.0, 1.0, 0.25, 2.0, 1e-300, 5e-324]])
+    for x in xs.tolist():
+        assert _pow(x, 2.0) == float(Fraction(x) ** 2), x
+        assert _pow(x, 1.0) == x
+        assert _pow(x, 0.5) == float(Decimal(x).sqrt()), x
+    assert _pow(0.25, 0.5) == 0.5 and _pow(3.0, 2.0) == 9.0
+    assert _pow(0.25, 1.5) == 0.125 and _pow(8.0, 1.0 / 3.0) == 8.0 ** (1.0 / 3.0)  # other powers: the library's
