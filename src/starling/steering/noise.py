@@ -72,7 +72,8 @@ def _quantile_table(size: int = 257) -> np.ndarray:
     return table
 
 
-QUANTILES = _quantile_table()
+_HALVINGS = 8
+QUANTILES = _quantile_table((1 << _HALVINGS) + 1)
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
@@ -83,18 +84,20 @@ def equalise(r):
     callers pass no array (array arguments cost reference counting per call).
     """
     table = QUANTILES
-    lo = 0
-    hi = table.shape[0] - 1
+    last = table.shape[0] - 1
     if r <= table[0]:
         return -1.0
-    if r >= table[hi]:
+    if r >= table[last]:
         return 1.0
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if table[mid] <= r:
-            lo = mid
-        else:
-            hi = mid
+    # the last entry at or below r, found without branches (the halving steps are fixed:
+    # _HALVINGS of them for the table's 2**_HALVINGS + 1 entries), so a wandering animal's
+    # three samples do not each mispredict eight branches
+    lo = 0
+    step = 1 << (_HALVINGS - 1)
+    for _ in range(_HALVINGS):
+        lo += step * (table[lo + step] <= r)
+        step >>= 1
+    hi = lo + 1
     span = table[hi] - table[lo]
     frac = (r - table[lo]) / span if span > 0.0 else 0.5
     return -1.0 + 2.0 * (lo + frac) / (table.shape[0] - 1)
