@@ -15,12 +15,12 @@ always correct; only the time is lost. Missing files and I/O errors keep Numba's
 handling.
 
 Numba keys a kernel's cache entries by its own source file only, so a kernel that calls
-or inlines a compiled helper from another file (a mover's ``move_along``, a behaviour's
+or inlines a helper from another file (a mover's ``move_along``, a behaviour's ``emit`` or
 shaping function, a plugin's own helper module) would keep running the helper's old code
 from the cache after the helper changed. :func:`install` therefore adds to each kernel's
-key the contents of the files of every compiled helper its code names, followed through
-the helpers' own code (:func:`dependency_stamp`): change a helper and every kernel that
-reaches it compiles again, and only those.
+key the contents of the files of every helper its code names (compiled, or overloaded like
+``emit``), followed through the compiled helpers' own code (:func:`dependency_stamp`):
+change a helper and every kernel that reaches it compiles again, and only those.
 
 The cache folder: ``STARLING_CACHE_DIR`` (applied here, before any kernel is defined,
 and passed on to child processes as ``NUMBA_CACHE_DIR``) wins over ``NUMBA_CACHE_DIR``;
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 from typing import Optional
 
 ENV = "STARLING_CACHE_DIR"
@@ -97,19 +98,36 @@ def _code_names(code) -> set[str]:
 
 
 def _helper_files(py_func, seen: set) -> set[str]:
-    """Source files of the compiled helpers ``py_func`` names, their helpers', and so on."""
+    """Source files of the helpers ``py_func`` names, their helpers', and so on.
+
+    A helper is a compiled function (followed into its own code) or a plain function,
+    which compiled code can only call through an ``@overload`` (``emit``, ``at``): its
+    file holds that overload. A module's attributes named in the code count too
+    (``shaping.f_q1``).
+    """
     from numba.core.dispatcher import Dispatcher
 
     files = set()
     namespace = getattr(py_func, "__globals__", {})
-    for name in _code_names(py_func.__code__):
-        value = namespace.get(name)
-        if isinstance(value, Dispatcher) and id(value) not in seen:
+    names = _code_names(py_func.__code__)
+    values = [namespace.get(name) for name in names]
+    for module in [v for v in values if isinstance(v, types.ModuleType)]:
+        values += [getattr(module, name, None) for name in names]
+    for value in values:
+        if id(value) in seen:
+            continue
+        if isinstance(value, Dispatcher):
             seen.add(id(value))
             helper = value.py_func
-            path = getattr(helper.__code__, "co_filename", "")
-            if os.path.isfile(path):
-                files.add(path)
+        elif isinstance(value, types.FunctionType):
+            seen.add(id(value))
+            helper = None
+        else:
+            continue
+        path = getattr((helper or value).__code__, "co_filename", "")
+        if os.path.isfile(path):
+            files.add(path)
+        if helper is not None:
             files |= _helper_files(helper, seen)
     return files
 
@@ -121,7 +139,7 @@ def dependency_stamp(py_func) -> tuple:
     Names are resolved when the kernel's cache is set up (its decoration): helpers imported
     from other modules are there by then; a helper defined later in the kernel's own file is
     covered by that file's own stamp. A plain constant imported from another file (not a
-    compiled function) is not followed.
+    function) is not followed.
     """
     from numba.core import caching
 

@@ -707,9 +707,8 @@ def _query_body(
         # would promote to float, so take a signed copy.
         t = np.int64(tp)
         tid = numba.get_thread_id()
-        cs = scratch_slot[tid]
-        cd = scratch_dist[tid]
-        runs = scratch_runs[tid]
+        # the scratch rows are indexed in place (scratch_slot[tid, c]), never taken as row
+        # views: a view costs two reference-count updates per animal
         i = np.int64(sorder[t])
         row = i if direct else t
         px = spos[t, 0]
@@ -775,7 +774,7 @@ def _query_body(
                         key = (cy << 21) | (cz << 42) | _wrap_cell(xlo + q, nx)
                         b = _hash_bucket(key, mask, shift)
                         for v in range(nr):
-                            if runs[2 * _RUN_MAX + v] == b:
+                            if scratch_runs[tid, 2 * _RUN_MAX + v] == b:
                                 b = -1
                         if b < 0:
                             continue
@@ -789,9 +788,9 @@ def _query_body(
                         b = base + a1
                         s = start[b]
                         s1 = start[base + b1 + 1]
-                    runs[nr] = s
-                    runs[_RUN_MAX + nr] = s1
-                    runs[2 * _RUN_MAX + nr] = b
+                    scratch_runs[tid, nr] = s
+                    scratch_runs[tid, _RUN_MAX + nr] = s1
+                    scratch_runs[tid, 2 * _RUN_MAX + nr] = b
                     listed = in_reach & (s1 > s)
                     nr += listed
                     span += listed * (s1 - s)
@@ -805,11 +804,11 @@ def _query_body(
         ly = by if wrap_any else zero
         lz = bz if wrap_any else zero
         if nr > 0 and span <= cap - nc:
-            runs[nr] = 0
-            runs[_RUN_MAX + nr] = 0
+            scratch_runs[tid, nr] = 0
+            scratch_runs[tid, _RUN_MAX + nr] = 0
             rr = 0
-            u = runs[0]
-            e = runs[_RUN_MAX]
+            u = scratch_runs[tid, 0]
+            e = scratch_runs[tid, _RUN_MAX]
             if wrap_any:
                 for _ in range(span):
                     ox = _wrap(tpos[u, 0] - px, lx, vx)
@@ -822,14 +821,14 @@ def _query_body(
                         & (u != excl_slot)
                         & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
                     )
-                    cs[nc] = u
-                    cd[nc] = dist
+                    scratch_slot[tid, nc] = u
+                    scratch_dist[tid, nc] = dist
                     nc += ok
                     u += 1
                     at_end = u == e
                     rr += at_end
-                    u += at_end * (runs[rr] - u)
-                    e += at_end * (runs[_RUN_MAX + rr] - e)
+                    u += at_end * (scratch_runs[tid, rr] - u)
+                    e += at_end * (scratch_runs[tid, _RUN_MAX + rr] - e)
             else:
                 for _ in range(span):
                     ox = tpos[u, 0] - px
@@ -842,30 +841,30 @@ def _query_body(
                         & (u != excl_slot)
                         & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
                     )
-                    cs[nc] = u
-                    cd[nc] = dist
+                    scratch_slot[tid, nc] = u
+                    scratch_dist[tid, nc] = dist
                     nc += ok
                     u += 1
                     at_end = u == e
                     rr += at_end
-                    u += at_end * (runs[rr] - u)
-                    e += at_end * (runs[_RUN_MAX + rr] - e)
+                    u += at_end * (scratch_runs[tid, rr] - u)
+                    e += at_end * (scratch_runs[tid, _RUN_MAX + rr] - e)
         else:
             # A dense neighbourhood: more candidates than the buffer holds.
             # Walk the runs in buffer-sized pieces, emptying the buffer into
             # the row by insertion whenever it fills up.
             for q in range(nr):
-                s = runs[q]
-                s1 = runs[_RUN_MAX + q]
+                s = scratch_runs[tid, q]
+                s1 = scratch_runs[tid, _RUN_MAX + q]
                 while s < s1:
                     e = min(s1, s + (cap - nc))
                     if e <= s:
                         for a in range(nc):
-                            j = torder[cs[a]]
+                            j = torder[scratch_slot[tid, a]]
                             if j != excl:
                                 total += 1
                                 count = _insert_row(
-                                    out_index, out_distance, row, count, k, cd[a], j
+                                    out_index, out_distance, row, count, k, scratch_dist[tid, a], j
                                 )
                         nc = 0
                         flushed = True
@@ -881,28 +880,28 @@ def _query_body(
                             & (u != excl_slot)
                             & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
                         )
-                        cs[nc] = u
-                        cd[nc] = dist
+                        scratch_slot[tid, nc] = u
+                        scratch_dist[tid, nc] = dist
                         nc += ok
                     s = e
         # Buffered slots -> target indices, dropping the querier itself when
         # it is recognised by index.
         kept = 0
         for a in range(nc):
-            j = torder[cs[a]]
-            cs[kept] = j
-            cd[kept] = cd[a]
+            j = torder[scratch_slot[tid, a]]
+            scratch_slot[tid, kept] = j
+            scratch_dist[tid, kept] = scratch_dist[tid, a]
             kept += j != excl
         nc = kept
         total += kept
         if not flushed and (nc <= _RANK_MAX or (nc <= _RANK_KEPT_MAX and 2 * k >= nc)):
             for a in range(nc):
-                da = cd[a]
-                ja = cs[a]
+                da = scratch_dist[tid, a]
+                ja = scratch_slot[tid, a]
                 rank = np.int32(0)  # 32-bit lanes: twice as many compares per vector as int64
                 for b in range(nc):
-                    db = cd[b]
-                    rank = np.int32(rank + np.int32((db < da) | ((db == da) & (cs[b] < ja))))
+                    db = scratch_dist[tid, b]
+                    rank = np.int32(rank + np.int32((db < da) | ((db == da) & (scratch_slot[tid, b] < ja))))
                 if rank < k:
                     out_distance[row, rank] = da
                     out_index[row, rank] = ja
@@ -910,10 +909,10 @@ def _query_body(
         elif not flushed and 2 * k >= nc:
             # most candidates are kept: insertion would shift O(nc²) times, a sort is O(nc log nc);
             # when few are kept, insertion rejects most candidates with one comparison instead
-            count = _sort_into_row(out_index, out_distance, row, k, cd, cs, nc)
+            count = _sort_into_row(out_index, out_distance, row, k, scratch_dist[tid], scratch_slot[tid], nc)
         else:
             for a in range(nc):
-                count = _insert_row(out_index, out_distance, row, count, k, cd[a], cs[a])
+                count = _insert_row(out_index, out_distance, row, count, k, scratch_dist[tid, a], scratch_slot[tid, a])
         for c in range(count, k):
             out_index[row, c] = -1
             out_distance[row, c] = np.inf

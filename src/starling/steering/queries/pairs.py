@@ -92,6 +92,8 @@ def _geometry_range(lo, hi, position, forward, target, index, count, box, direct
     sx = np.empty(k, np.float32)
     sy = np.empty(k, np.float32)
     sz = np.empty(k, np.float32)
+    sd = np.empty(k, np.float32)
+    sa = np.empty(k, np.float32)
     b0, b1, b2, i0, i1, i2 = _sides_and_inverses(box)
     for i in range(lo, hi):
         px, py, pz, fx, fy, fz, facing = _animal(position, forward, i)
@@ -101,11 +103,13 @@ def _geometry_range(lo, hi, position, forward, target, index, count, box, direct
             sx[q] = _minimum_image(target[j, 0] - px, b0, i0)
             sy[q] = _minimum_image(target[j, 1] - py, b1, i1)
             sz[q] = _minimum_image(target[j, 2] - pz, b2, i2)
-        dist = distance[i]
-        ang = angle[i]
         for q in range(c):  # arithmetic over contiguous rows (vectorised)
-            dist[q], sx[q], sy[q], sz[q], ang[q] = _pair(sx[q], sy[q], sz[q], fx, fy, fz, facing)
+            sd[q], sx[q], sy[q], sz[q], sa[q] = _pair(sx[q], sy[q], sz[q], fx, fy, fz, facing)
+        # write back by element: a row view (distance[i]) would cost two reference-count
+        # updates per animal, which were as dear as a short row's arithmetic
         for q in range(c):
+            distance[i, q] = sd[q]
+            angle[i, q] = sa[q]
             direction[i, q, 0] = sx[q]
             direction[i, q, 1] = sy[q]
             direction[i, q, 2] = sz[q]
