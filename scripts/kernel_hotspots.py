@@ -35,7 +35,7 @@ import time
 
 
 def _overloads():
-    """(address, name, code size or None) of every compiled overload (and parfor body) in this process."""
+    """(address, name) of every compiled overload's entry (and threaded loop body) in this process."""
     from numba.core.dispatcher import Dispatcher
 
     found = {}
@@ -94,7 +94,8 @@ def main() -> int:
 
     sim = load_scenario(args.scene, overrides=tuple(args.set), record_debug=False)
     sim.step(50)
-    data = tempfile.mktemp(prefix="starling-perf-", suffix=".data")
+    fd, data = tempfile.mkstemp(prefix="starling-perf-", suffix=".data")
+    os.close(fd)
     recorder = subprocess.Popen([perf, "record", "-q", "-F", "4999", "-p", str(os.getpid()), "-o", data],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     time.sleep(1.0)  # perf attaches

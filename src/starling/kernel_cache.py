@@ -133,8 +133,8 @@ def _helper_files(py_func, seen: set) -> set[str]:
 
 
 def dependency_stamp(py_func) -> tuple:
-    """The contents of the other source files whose compiled helpers ``py_func`` reaches, as
-    ``((file, sha256), …)``: part of the kernel's cache key (see the module).
+    """The contents of the other source files whose helpers ``py_func`` reaches (see
+    :func:`_helper_files`), as ``((file name, sha256), …)``: part of the kernel's cache key.
 
     Names are resolved when the kernel's cache is set up (its decoration): helpers imported
     from other modules are there by then; a helper defined later in the kernel's own file is

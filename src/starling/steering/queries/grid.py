@@ -39,7 +39,7 @@ classical 27-cell stencil becomes at most nine runs, and rows beyond the
 sphere are skipped.  Cells one radius wide measured fastest at the benchmark
 density (``CELL_SCALE``): narrower cells scan fewer animals but visit more rows.
 In a crowd (at least ``DENSE_OCCUPANCY`` targets per cell on average) the
-balance turns, and the grid is planned again with half-radius cells.
+balance turns, and the grid is planned with half-radius cells instead.
 
 *Branch-free inner loop.*  At flocking densities a query meets about thirty
 candidates of which about five are in reach, spread over runs of three or four.
@@ -319,12 +319,6 @@ def _serial_and_parallel(body, name):
     return tuple(kernels)
 
 
-# An axis along which every animal lies within this share of the period (a planar
-# world's height) is gridded as a plain axis, though the world wraps there: no
-# pair's offset along it reaches half a period, so its minimum image is the offset
-# itself (bit for bit: the rounded quotient is 0), and rows skip the image code.
-_FLAT_SPAN = 0.45
-
 # ---------------------------------------------------------------------------
 # Grid geometry.  ``geom`` (float64, 12): per axis origin [0:3], cell width
 # [3:6], inverse width [6:9], ring length [9:12] (0: the grid does not wrap on
@@ -332,6 +326,12 @@ _FLAT_SPAN = 0.45
 # [4], number of cells or buckets [5], hash bits [6], and per axis [7:10]
 # whether a seam-free run may skip the minimum image (see ``_plan``).
 # ---------------------------------------------------------------------------
+
+# An axis along which every animal lies within this share of the period (a planar
+# world's height) is gridded as a plain axis, though the world wraps there: no
+# pair's offset along it reaches half a period, so its minimum image is the offset
+# itself (bit for bit: the rounded quotient is 0), and rows skip the image code.
+_FLAT_SPAN = 0.45
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
