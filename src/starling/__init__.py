@@ -9,16 +9,7 @@ The public API::
 
 Extending: :func:`starling.behavior` registers a new behaviour (see docs/extending.md).
 """
-from .kernel_cache import install as _install_kernel_cache
-
-_install_kernel_cache()  # before any kernel is defined: the cache folder, and healing damaged cache files
-
-from .config import ConfigError, json_schema, load_scenario_config, scenario_names, validate_scenario
-from .simulation import Simulation, load_scenario
-from .steering.params import BehaviorParams, BrainActionParams, MergerParams, NeighborBehaviorParams, RayBehaviorParams
-from .steering.registry import behavior, brain_action, merger, mover
-from .plugins import load_installed as _load_installed, load_plugin
-from .simulation import Observer, StepView
+import gc as _gc
 
 __version__ = "0.1.0"
 
@@ -29,4 +20,28 @@ __all__ = [
     "StepView",
 ]
 
-_load_installed()  # the built-ins and installed packages' starling.plugins entry points
+# Importing Starling creates several hundred thousand objects (its kernels, NumPy, Numba,
+# pydantic models) that live as long as the process: the cyclic collector would run about
+# 300 times meanwhile, an eighth of the import's time, to free nothing, and every later
+# full collection would walk them all again. So the collector is paused for the import,
+# what exists then is frozen (gc.freeze: kept out of all later collections), and the
+# collector resumes (only if it was running: a caller may have paused it already).
+_gc_was_enabled = _gc.isenabled()
+_gc.disable()
+try:
+    from .kernel_cache import install as _install_kernel_cache
+
+    _install_kernel_cache()  # before any kernel is defined: the cache folder, and healing damaged cache files
+
+    from .config import ConfigError, json_schema, load_scenario_config, scenario_names, validate_scenario
+    from .simulation import Observer, Simulation, StepView, load_scenario
+    from .steering.params import (BehaviorParams, BrainActionParams, MergerParams, NeighborBehaviorParams,
+                                  RayBehaviorParams)
+    from .steering.registry import behavior, brain_action, merger, mover
+    from .plugins import load_installed as _load_installed, load_plugin
+
+    _load_installed()  # the built-ins and installed packages' starling.plugins entry points
+finally:
+    _gc.freeze()
+    if _gc_was_enabled:
+        _gc.enable()

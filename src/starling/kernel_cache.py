@@ -28,6 +28,7 @@ with neither, each source folder's ``__pycache__`` is used.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import types
@@ -88,13 +89,18 @@ def _drop(path: str) -> None:
         pass  # another process healed it first, or it is read-only: Numba will overwrite or skip it
 
 
-def _code_names(code) -> set[str]:
-    """The global names a function's code (and the code nested in it) refers to."""
+@functools.lru_cache(maxsize=None)
+def _code_names(code) -> frozenset[str]:
+    """The global names a function's code (and the code nested in it) refers to.
+
+    Memoised per code object: every kernel's stamp walks the shared helpers (``emit``,
+    the shaping curves…) again, over a thousand walks when Starling is imported.
+    """
     names = set(code.co_names)
     for const in code.co_consts:
-        if hasattr(const, "co_names"):
+        if isinstance(const, types.CodeType):
             names |= _code_names(const)
-    return names
+    return frozenset(names)
 
 
 def _helper_files(py_func, seen: set) -> set[str]:

@@ -16,7 +16,9 @@ hands its kernel named tuples of the core arrays (``position``, ``velocity``,
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
+import os
 import re
 import textwrap
 from typing import Callable, Optional
@@ -39,12 +41,7 @@ def attribute_reads(kernel: Callable, kind: str) -> Optional[dict[str, set[str]]
     then does the work.
     """
     func = getattr(kernel, "py_func", kernel)
-    try:
-        source = textwrap.dedent(inspect.getsource(func))
-        tree = ast.parse(source)
-    except (OSError, TypeError, SyntaxError):
-        return None
-    node = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == func.__name__), None)
+    node = _function_node(func)
     if node is None:
         return None
     names = [a.arg for a in node.args.args]
@@ -54,6 +51,46 @@ def attribute_reads(kernel: Callable, kind: str) -> Optional[dict[str, set[str]]
         if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id in roles:
             reads[roles[sub.value.id]].add(sub.attr)
     return reads
+
+
+@functools.lru_cache(maxsize=64)
+def _module_tree(filename: str, stamp: tuple) -> Optional[ast.Module]:
+    """The parsed source file (``stamp``: its size and mtime, so an edited file is parsed again)."""
+    try:
+        with open(filename, "rb") as fh:
+            return ast.parse(fh.read(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _function_node(func) -> Optional[ast.FunctionDef]:
+    """The ``def`` of ``func`` in its module's syntax tree.
+
+    Found by name and first line in the module parsed once (each behaviour module holds
+    several kernels), not by ``inspect.getsource``, which tokenises the file again for
+    every function: 44 built-in behaviours registering at import cost a tenth of a second.
+    A function defined in a string or an interactive session falls back to ``getsource``.
+    """
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return None
+    filename = code.co_filename
+    tree = None
+    try:
+        st = os.stat(filename)
+        tree = _module_tree(filename, (st.st_size, st.st_mtime_ns))
+    except OSError:
+        pass
+    if tree is not None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == func.__name__ and (
+                    code.co_firstlineno in [node.lineno] + [d.lineno for d in node.decorator_list]):
+                return node
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == func.__name__), None)
 
 
 def undeclared_reads(name: str, kind: str, kernel: Callable, components, target_components) -> list[str]:

@@ -55,13 +55,35 @@ def perlin1d(seed, x):
     return 2.0 * (a + (b - a) * fade)
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
-def _raw_samples(count):
-    out = np.empty(count)
-    for k in range(count):
-        # spread samples over many seeds and over non-integer positions
-        out[k] = perlin1d(k % 997, 0.37 + k * 0.618034)
-    return out
+def _hash_array(i: np.ndarray, seed) -> np.ndarray:
+    """:func:`_hash` over an array of lattice indices, in NumPy (the same operations, so the same bits)."""
+    z = i.astype(np.uint64) * _GOLDEN + np.asarray(seed).astype(np.uint64) * _MIX2 + _GOLDEN
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    z = z ^ (z >> _S31)
+    return (z >> _S11).astype(np.float64) * _TO_UNIT * 2.0 - 1.0
+
+
+def _raw_samples(count: int) -> np.ndarray:
+    """``perlin1d`` at ``count`` sample points spread over many seeds and non-integer positions.
+
+    Vectorised in NumPy rather than a kernel: computing the table then needs no compiled
+    code when Starling is imported (loading a first kernel sets up Numba's code generator,
+    about 0.2 s that a command without a simulation never needs). ``tests/steering/test_noise.py``
+    checks it against ``perlin1d`` bit for bit.
+    """
+    k = np.arange(count, dtype=np.int64)
+    seed = k % 997
+    x = 0.37 + k * 0.618034
+    x = x + 512.0 * (_hash_array(seed, 7) + 1.0)
+    i0 = np.floor(x).astype(np.int64)
+    t = x - i0
+    g0 = _hash_array(i0, seed)
+    g1 = _hash_array(i0 + 1, seed)
+    a = g0 * t
+    b = g1 * (t - 1.0)
+    fade = t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
+    return 2.0 * (a + (b - a) * fade)
 
 
 def _quantile_table(size: int = 257) -> np.ndarray:

@@ -20,9 +20,14 @@ Two kinds of shaping appear in the behaviour model of the thesis
   vanishes at the edge of the vision radius and at the edge of the field of
   view, so neighbours fade in and out of a behaviour smoothly.
 
-Every function here is a scalar ``numba.njit`` function compiled eagerly for
-``float64`` arguments (``int64`` for easing codes) and returning ``float64``.
-They can be called from other jitted kernels and from plain Python alike.
+Every function here is a scalar ``numba.njit`` function that computes in
+``float64`` (``int64`` for easing codes) whatever numbers it is given, and
+returns ``float64``.  They can be called from other jitted kernels and from
+plain Python alike.  Each converts its arguments itself instead of being
+compiled eagerly for those types: an eager signature loads its compiled code
+from the cache when the module is imported (25 functions, a quarter of a
+second of every ``import starling``), while a kernel loaded from the cache
+needs none of them; now they compile only when a kernel that calls them does.
 
 Domain handling
 ---------------
@@ -43,7 +48,6 @@ from __future__ import annotations
 import math
 
 import numba
-from numba import float64, int64
 
 __all__ = [
     "EASING_CODES",
@@ -105,10 +109,7 @@ EASING_NAMES = (
 #: Map from easing function name (``"q1"`` .. ``"b6"``) to its integer code.
 EASING_CODES = {name: code for code, name in enumerate(EASING_NAMES)}
 
-_UNARY = float64(float64)
-_BINARY = float64(float64, float64)
-_TERNARY = float64(float64, float64, float64)
-_JIT = {"cache": True, "fastmath": False, "no_cfunc_wrapper": True}
+_scalar = numba.njit(cache=True, fastmath=False, no_cfunc_wrapper=True)
 
 
 def easing_code(name: str) -> int:
@@ -132,12 +133,13 @@ def easing_code(name: str) -> int:
 # ---------------------------------------------------------------------------
 
 
-@numba.njit(_UNARY, **_JIT)
+@_scalar
 def clamp01(x: float) -> float:
     """Clamp ``x`` into ``[0, 1]``.
 
     Negative zero comes back as ``0.0``; NaN is passed through unchanged.
     """
+    x = float(x)
     if x <= 0.0:
         return 0.0
     if x >= 1.0:
@@ -145,7 +147,7 @@ def clamp01(x: float) -> float:
     return x
 
 
-@numba.njit(_BINARY, **_JIT)
+@_scalar
 def _pow(x: float, l: float) -> float:
     """``x ** l`` with shortcuts for the common powers 2, 1 and 0.5.
 
@@ -155,6 +157,7 @@ def _pow(x: float, l: float) -> float:
     library call for the thesis' recommended default ``l = 2`` and the
     murmuration's ``l = 0.5`` (the call was 6 % of ``flock``'s step).
     """
+    x, l = float(x), float(l)
     if l == 2.0:
         return x * x
     if l == 1.0:
@@ -164,13 +167,14 @@ def _pow(x: float, l: float) -> float:
     return x**l
 
 
-@numba.njit(_UNARY, **_JIT)
+@_scalar
 def _fold(x: float) -> float:
     """Fold ``[0, 1]`` onto itself as a tent: 0 at both ends, 1 at 0.5.
 
     This is the ``1 - |2x - 1|`` argument that turns an increasing easing
     curve into a bell curve.
     """
+    x = float(x)
     return 1.0 - abs(2.0 * clamp01(x) - 1.0)
 
 
@@ -179,27 +183,31 @@ def _fold(x: float) -> float:
 # ---------------------------------------------------------------------------
 
 
-@numba.njit(_BINARY, **_JIT)
+@_scalar
 def f_q1(x: float, l: float) -> float:
     """Power ease-in ``x ** l``: flat start for ``l > 1``, rising to 1."""
+    x, l = float(x), float(l)
     return _pow(clamp01(x), l)
 
 
-@numba.njit(_BINARY, **_JIT)
+@_scalar
 def f_q2(x: float, l: float) -> float:
     """``1 - x ** l``: falls from 1 to 0, staying high for small ``x``."""
+    x, l = float(x), float(l)
     return 1.0 - _pow(clamp01(x), l)
 
 
-@numba.njit(_BINARY, **_JIT)
+@_scalar
 def f_q3(x: float, l: float) -> float:
     """``(1 - x) ** l``: falls from 1 to 0, steepest near ``x = 0``."""
+    x, l = float(x), float(l)
     return _pow(1.0 - clamp01(x), l)
 
 
-@numba.njit(_BINARY, **_JIT)
+@_scalar
 def f_q4(x: float, l: float) -> float:
     """Power ease-out ``1 - (1 - x) ** l``: fast start, flat finish."""
+    x, l = float(x), float(l)
     return 1.0 - _pow(1.0 - clamp01(x), l)
 
 
@@ -208,29 +216,31 @@ def f_q4(x: float, l: float) -> float:
 # ---------------------------------------------------------------------------
 
 
-@numba.njit(_UNARY, **_JIT)
+@_scalar
 def f_s1(x: float) -> float:
     """Cubic smoothstep ``3x^2 - 2x^3`` (zero slope at both ends).
 
     Rounding in the polynomial can overshoot 1 by a few ulps next to
     ``x = 1``, so the result is clamped as well.
     """
+    x = float(x)
     x = clamp01(x)
     return clamp01(x * x * (3.0 - 2.0 * x))
 
 
-@numba.njit(_UNARY, **_JIT)
+@_scalar
 def f_s2(x: float) -> float:
     """Quintic smootherstep ``6x^5 - 15x^4 + 10x^3``.
 
     Both first and second derivatives vanish at the end points.  As with
     :func:`f_s1`, the result is clamped to absorb rounding overshoot.
     """
+    x = float(x)
     x = clamp01(x)
     return clamp01(x * x * x * (x * (6.0 * x - 15.0) + 10.0))
 
 
-@numba.njit(_BINARY, **_JIT)
+@_scalar
 def f_s3(x: float, l: float) -> float:
     """Symmetric ease-in-out assembled from two power curves.
 
@@ -238,13 +248,14 @@ def f_s3(x: float, l: float) -> float:
     upper half is ``f_q4`` squeezed into ``[0.5, 1] -> [0.5, 1]``; for
     ``l = 2`` this is the familiar quadratic ease-in-out.
     """
+    x, l = float(x), float(l)
     x = clamp01(x)
     if x <= 0.5:
         return 0.5 * f_q1(2.0 * x, l)
     return 0.5 * (f_q4(2.0 * x - 1.0, l) + 1.0)
 
 
-@numba.njit(_BINARY, **_JIT)
+@_scalar
 def f_s4(x: float, l: float) -> float:
     """Asymmetric S-curve ``|x - 1|^(2l) - 2|x - 1|^l + 1``.
 
@@ -252,13 +263,15 @@ def f_s4(x: float, l: float) -> float:
     the square of ``f_q4``; it is evaluated in that form, which cannot
     cancel to a tiny negative number.
     """
+    x, l = float(x), float(l)
     v = 1.0 - _pow(1.0 - clamp01(x), l)
     return v * v
 
 
-@numba.njit(_UNARY, **_JIT)
+@_scalar
 def f_s5(x: float) -> float:
     """Half a cosine period, ``0.5 - 0.5 cos(pi x)``, rising from 0 to 1."""
+    x = float(x)
     return 0.5 - 0.5 * math.cos(math.pi * clamp01(x))
 
 
@@ -267,43 +280,49 @@ def f_s5(x: float) -> float:
 # ---------------------------------------------------------------------------
 
 
-@numba.njit(_UNARY, **_JIT)
+@_scalar
 def f_b1(x: float) -> float:
     """Full raised-cosine bell ``0.5 sin(2 pi x - pi/2) + 0.5``.
 
     Evaluated through the identity ``sin(t - pi/2) = -cos(t)``, which keeps
     both end points exactly 0.
     """
+    x = float(x)
     return 0.5 - 0.5 * math.cos(2.0 * math.pi * clamp01(x))
 
 
-@numba.njit(_BINARY, **_JIT)
+@_scalar
 def f_b2(x: float, l: float) -> float:
     """Bell built from ``f_q4``; the only bell with non-zero end slopes."""
+    x, l = float(x), float(l)
     return f_q4(_fold(x), l)
 
 
-@numba.njit(_BINARY, **_JIT)
+@_scalar
 def f_b3(x: float, l: float) -> float:
     """Bell built from the ease-in-out curve ``f_s3``."""
+    x, l = float(x), float(l)
     return f_s3(_fold(x), l)
 
 
-@numba.njit(_BINARY, **_JIT)
+@_scalar
 def f_b4(x: float, l: float) -> float:
     """Bell built from the asymmetric S-curve ``f_s4``."""
+    x, l = float(x), float(l)
     return f_s4(_fold(x), l)
 
 
-@numba.njit(_UNARY, **_JIT)
+@_scalar
 def f_b5(x: float) -> float:
     """Bell built from the cubic smoothstep ``f_s1``."""
+    x = float(x)
     return f_s1(_fold(x))
 
 
-@numba.njit(_UNARY, **_JIT)
+@_scalar
 def f_b6(x: float) -> float:
     """Bell built from the quintic smootherstep ``f_s2``."""
+    x = float(x)
     return f_s2(_fold(x))
 
 
@@ -312,7 +331,7 @@ def f_b6(x: float) -> float:
 # ---------------------------------------------------------------------------
 
 
-@numba.njit(float64(int64, float64, float64), **_JIT)
+@_scalar
 def ease(code: int, x: float, l: float) -> float:
     """Evaluate the easing function with integer ``code`` at ``x``.
 
@@ -320,6 +339,7 @@ def ease(code: int, x: float, l: float) -> float:
     (``s1``, ``s2``, ``s5``, ``b1``, ``b5``, ``b6``) ignore ``l``.  An
     unknown code raises ``ValueError``.
     """
+    code, x, l = int(code), float(x), float(l)
     if code == 0:
         return f_q1(x, l)
     if code == 1:
@@ -353,7 +373,7 @@ def ease(code: int, x: float, l: float) -> float:
     raise ValueError("unknown easing code; valid codes are 0 to 14")
 
 
-@numba.njit(_TERNARY, **_JIT)
+@_scalar
 def remap_input(x: float, x_min: float, x_max: float) -> float:
     """Map ``x`` from ``[x_min, x_max]`` onto ``[0, 1]`` and clamp.
 
@@ -362,25 +382,24 @@ def remap_input(x: float, x_min: float, x_max: float) -> float:
     interval (``x_max == x_min``) degenerates into a step: 0 below
     ``x_min`` and 1 at or above it.
     """
+    x, x_min, x_max = float(x), float(x_min), float(x_max)
     width = x_max - x_min
     if width == 0.0:
         return 0.0 if x < x_min else 1.0
     return clamp01((x - x_min) / width)
 
 
-@numba.njit(_TERNARY, **_JIT)
+@_scalar
 def remap_output(y: float, y_min: float, y_max: float) -> float:
     """Scale ``y`` from ``[0, 1]`` onto ``[y_min, y_max]`` (no clamping).
 
     This is the outer part of equation 6.8.
     """
+    y, y_min, y_max = float(y), float(y_min), float(y_max)
     return y * (y_max - y_min) + y_min
 
 
-@numba.njit(
-    float64(int64, float64, float64, float64, float64, float64, float64),
-    **_JIT,
-)
+@_scalar
 def remap(
     code: int,
     x: float,
@@ -397,6 +416,8 @@ def remap(
     onto ``[y_min, y_max]``.  With ``x_min, x_max, y_min, y_max = 0, 1, 0, 1``
     this is just ``ease(code, x, l)``.
     """
+    code, x, l = int(code), float(x), float(l)
+    x_min, x_max, y_min, y_max = float(x_min), float(x_max), float(y_min), float(y_max)
     t = remap_input(x, x_min, x_max)
     return remap_output(ease(code, t, l), y_min, y_max)
 
@@ -406,7 +427,7 @@ def remap(
 # ---------------------------------------------------------------------------
 
 
-@numba.njit(_BINARY, **_JIT)
+@_scalar
 def f_ip(x: float, l: float) -> float:
     """Inverse power distance weight ``1 / x**l - 1``.
 
@@ -416,6 +437,7 @@ def f_ip(x: float, l: float) -> float:
     weight instead of infinity, and anything beyond the radius gets 0.
     ``l = 2`` gives Reynolds' inverse-square falloff.
     """
+    x, l = float(x), float(l)
     if x < EPSILON:
         x = EPSILON
     elif x > 1.0:
@@ -423,7 +445,7 @@ def f_ip(x: float, l: float) -> float:
     return 1.0 / _pow(x, l) - 1.0
 
 
-@numba.njit(_TERNARY, **_JIT)
+@_scalar
 def f_sep(x: float, k: float, l: float) -> float:
     """Separation activation ``1 - 1 / (k x + 1) ** l``.
 
@@ -433,12 +455,13 @@ def f_sep(x: float, k: float, l: float) -> float:
     ``l`` makes it rise faster.  Inputs ``x <= 0`` return 0.  ``k`` and
     ``l`` are expected to be positive.
     """
+    x, k, l = float(x), float(k), float(l)
     if x <= 0.0:
         return 0.0
     return 1.0 - 1.0 / _pow(k * x + 1.0, l)
 
 
-@numba.njit(float64(float64, float64, float64, float64, float64, float64), **_JIT)
+@_scalar
 def observability(
     distance: float,
     angle: float,
@@ -464,6 +487,8 @@ def observability(
     (``angle = pi``) therefore sits on the edge of vision and has weight 0;
     a wider ``fov`` would give it a positive weight.
     """
+    distance, angle, max_distance = float(distance), float(angle), float(max_distance)
+    fov, l_distance, l_angle = float(fov), float(l_distance), float(l_angle)
     if max_distance <= 0.0 or fov <= 0.0:
         return 0.0
     if distance >= max_distance:
