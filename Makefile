@@ -30,9 +30,12 @@ $(WEB_STAMP): $(shell find web -type f -not -path 'web/node_modules/*' 2>/dev/nu
 # Compile the kernels of every built-in scenario into Numba's on-disk cache (`starling warm`, with a
 # progress bar): a few minutes once on a fresh machine, so that the first `make demo` shows animals
 # within seconds. Runs again only when a source file or a scenario changed (the stamp is older).
+# compileall writes Starling's bytecode too, which Python does not do itself where
+# PYTHONDONTWRITEBYTECODE is set (as on CI machines): every process would compile the sources again.
 warm: $(WARM_STAMP)
 
 $(WARM_STAMP): $(STAMP) $(WEB_STAMP) $(shell find src/starling \( -name '*.py' -o -name '*.toml' \) 2>/dev/null)
+	$(BIN)/python -m compileall -q src/starling
 	$(BIN)/starling warm
 	touch $(WARM_STAMP)
 

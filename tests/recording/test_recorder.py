@@ -219,7 +219,7 @@ def test_ctrl_c_ends_a_recording_cleanly(tmp_path):
     assert "interrupted at step" in stderr.decode() and "Traceback" not in stderr.decode()
     # every frame up to the interruption is in the file, the part block included (written on the
     # way out; when Ctrl-C lands right after a whole block there is no part block to write)
-    said = re.search(r"interrupted at step (\d+):.*?holds (\d+) frames", stderr.decode(), re.S)  # wrapped lines
+    said = re.search(r"interrupted at step (\d+):.*?holds\s+(\d+)\s+frames", stderr.decode(), re.S)  # wrapped anywhere
     assert said, stderr.decode()
     step, frames = int(said.group(1)), int(said.group(2))
     rec = open_recording(path)
