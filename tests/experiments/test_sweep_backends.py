@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import polars as pl
@@ -331,8 +332,13 @@ def test_a_sweep_runs_on_a_ray_head_started_with_ray_start(tmp_path):
     ray_bin = shutil.which("ray", path=str(Path(sys.executable).parent))
     assert ray_bin, "the ray command is installed with the package"
     port = _free_port()
+    # Token authentication, as docs/sweeps.md tells users to set it: Ray 2.59+ turns it on for a
+    # `ray start` that finds a token in ~/.ray/auth_token (any earlier local ray.init() writes
+    # one), and then only a client with RAY_AUTH_MODE=token gets in. Set explicitly, the test
+    # does not depend on what ~/.ray holds or on an earlier test having exported the mode.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")])),
-           "RAY_USAGE_STATS_ENABLED": "0", "NUMBA_NUM_THREADS": "1"}
+           "RAY_USAGE_STATS_ENABLED": "0", "NUMBA_NUM_THREADS": "1",
+           "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": uuid.uuid4().hex}
     temp = Path("/tmp") / f"starling-ray-{os.getpid()}"  # ray's socket paths must stay short
     subprocess.run([ray_bin, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
                     f"--temp-dir={temp}", "--disable-usage-stats"], env=env, check=True, capture_output=True,
@@ -361,6 +367,16 @@ def test_an_unreachable_ray_address_is_one_line_and_leaves_no_output(tmp_path):
                                       f"127.0.0.1:{port}", "--out", str(tmp_path / "out")])
     assert result.exit_code == 2 and "--address" in result.output and "nothing answers" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_refused_connection_to_a_listening_cluster_suggests_token_authentication(monkeypatch):
+    from starling.cli.experiments import _auth_hint
+
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    assert "RAY_AUTH_MODE=token" in _auth_hint("Failed to connect to Ray cluster at 10.0.0.5:6379")
+    assert _auth_hint("nothing answers at 10.0.0.5:6379 (Connection refused)") == ""  # no cluster at all
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    assert _auth_hint("Failed to connect to Ray cluster at 10.0.0.5:6379") == ""  # the mode is set: not that
 
 
 def test_wilson_interval_matches_hand_computed_values():

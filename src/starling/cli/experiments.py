@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -97,6 +98,16 @@ def experiment(
 #: set by the console script (``cli.main``), whose process runs this one command; not by a
 #: program that invokes the app in its own process (a test's CliRunner), which goes on after it
 OWN_PROCESS = False
+
+
+def _auth_hint(message: str) -> str:
+    """Why a cluster that listens may still refuse this sweep: Ray 2.59+ starts clusters with token
+    authentication, and a client sends its token only under RAY_AUTH_MODE=token (Ray's own error
+    says only that it failed to connect, after half a minute of retries)."""
+    if message.startswith("nothing answers") or os.environ.get("RAY_AUTH_MODE", "") == "token":
+        return ""
+    return ("; if the cluster uses token authentication (what `ray start` does since Ray 2.59), "
+            "set RAY_AUTH_MODE=token here too, with its token in ~/.ray/auth_token or RAY_AUTH_TOKEN")
 
 
 def _fork_workers_here() -> None:
@@ -215,7 +226,7 @@ def sweep(
                       "--resume runs the rest", highlight=False)
             raise typer.Exit(130)
         except ConnectionError as e:
-            _fail(f"--address: cannot reach the Ray cluster at {address}: {e}")
+            _fail(f"--address: cannot reach the Ray cluster at {address}: {e}{_auth_hint(str(e))}")
     wall = time.perf_counter() - t0
     result = {"sweep": str(file), "backend": backend, "runs": state.get("total", 0), "skipped": state.get("skipped", 0),
               "ok": counts["ok"], "failed": counts["failed"], "wall_s": round(wall, 3),
