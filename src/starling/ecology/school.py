@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import numpy as np
 from pydantic import Field, model_validator
-from scipy.spatial import cKDTree
 
 from ..errors import ConfigError, Problem
 from ..steering import registry
@@ -123,6 +122,8 @@ class VisionSystem(System):
             points = np.concatenate(points).astype(np.float64) if points else np.zeros((0, 3))
             radius = pop.component("vision")[rows].astype(np.float64)
             if len(points):
+                from scipy.spatial import cKDTree  # SciPy's trees take 0.3 s to import: only a school that probes pays
+
                 found = cKDTree(points).query_ball_point(pop.position[rows].astype(np.float64), radius,
                                                          return_length=True)
             else:

@@ -24,7 +24,6 @@ from dataclasses import asdict, dataclass
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from ..config import ConfigError
 from ..metrics import groups, polarization
@@ -65,6 +64,8 @@ def separation_distance(sim, species: str) -> float:
 def measure(scenario: str = "flock", seed: int = 1, *, species: str = "bird", overrides: Iterable[str] = (),
             seconds: int = 60, group_radius: float = 5.0) -> MurmurationReport:
     """Run ``seconds`` of simulated time and measure the murmuration targets."""
+    from scipy.spatial import cKDTree
+
     sim = load_scenario(scenario, seed=seed, overrides=tuple(overrides), record_debug=False)
     per_second = max(1, int(round(1.0 / sim.dt)))
     separation = separation_distance(sim, species)

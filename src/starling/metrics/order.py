@@ -22,9 +22,6 @@ from __future__ import annotations
 from typing import Optional
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
 
 
 def _periods(box) -> Optional[np.ndarray]:
@@ -48,7 +45,10 @@ def _wrapped(p: np.ndarray, L: Optional[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _tree(p: np.ndarray, L: Optional[np.ndarray]) -> cKDTree:
+def _tree(p: np.ndarray, L: Optional[np.ndarray]) -> "cKDTree":
+    from scipy.spatial import cKDTree  # here, not at the top: importing SciPy's spatial and sparse
+    # modules takes about 0.3 s, which commands that compute no metric need not pay
+
     return cKDTree(_wrapped(p, L), boxsize=L)
 
 
@@ -158,6 +158,9 @@ def groups(position: np.ndarray, radius: float, box=None) -> tuple[int, float]:
     n = len(p)
     if n == 0:
         return 0, 0.0
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     pairs = _tree(p, _periods(box)).query_pairs(float(radius), output_type="ndarray")
     graph = coo_matrix((np.ones(len(pairs), np.int8), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
     count, label = connected_components(graph, directed=False)

@@ -22,7 +22,6 @@ import math
 from typing import Optional, Sequence
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from .order import _periods, _tree
 
@@ -95,7 +94,7 @@ def density(position: np.ndarray, radius: float, box=None, flat: bool = False, s
         size = 4.0 / 3.0 * math.pi * radius ** 3
     tree = _tree(p, L)
     rows = _rows(len(p), sample, rng)
-    probe = tree if rows is None else cKDTree(tree.data[rows], boxsize=L)
+    probe = tree if rows is None else type(tree)(tree.data[rows], boxsize=L)
     pairs = probe.count_neighbors(tree, float(radius))  # dual-tree count; each animal pairs with itself once
     return float((pairs - probe.n) / probe.n / size)
 

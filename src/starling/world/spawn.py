@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 # Random sequential addition jams near a volume fraction of 0.38 for spheres of diameter
 # ``min_spacing``, but redrawing the points that break the spacing slows down long before:
@@ -74,6 +73,8 @@ def spawn_positions(rng: np.random.Generator, n: int, *, shape: str, center: Seq
     if fraction > MAX_PACKING:
         # more animals than fit that far apart: the spacing shrinks to what fits
         min_spacing *= (MAX_PACKING / fraction) ** (0.5 if planar else 1.0 / 3.0)
+    from scipy.spatial import cKDTree  # only a spawn with a spacing pays for importing SciPy's trees
+
     pairs = cKDTree(pos).query_pairs(min_spacing, output_type="ndarray")
     if len(pairs) == 0:
         return pos

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import prange
-from scipy.spatial import cKDTree
 
 from starling.steering.queries.grid import (
     SERIAL_QUERY_MAX,
@@ -124,6 +123,8 @@ def query(
     population); ``box``: None or (3,) float32 with 0 on axes that do not
     wrap.  Outputs as in ``neighbors.Neighbors``.
     """
+    from scipy.spatial import cKDTree  # imported by the method that uses it: SciPy's trees take 0.3 s to import
+
     n = self_position.shape[0]
     r2, cos_limit, sees_all = query_thresholds(float(max_distance), float(fov_deg))
     box32 = np.zeros(3, dtype=np.float32) if box is None else box
