@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -26,24 +27,25 @@ _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
 
 
-@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+# _hash and _perlin are written once for two callers: compiled into the kernels (scalars),
+# and run by NumPy on arrays for the quantile table at import, which then needs no compiled
+# code (loading a first kernel sets up Numba's code generator, about 0.2 s that a command
+# without a simulation never needs). The same operations give the same bits;
+# tests/steering/test_noise.py checks the table's samples against the kernel.
+
+
+@register_jitable
 def _hash(i, seed):
     """SplitMix64 of a lattice index and a seed → uniform float in [-1, 1)."""
     z = np.uint64(i) * _GOLDEN + np.uint64(seed) * _MIX2 + _GOLDEN
     z = (z ^ (z >> _S30)) * _MIX1
     z = (z ^ (z >> _S27)) * _MIX2
     z = z ^ (z >> _S31)
-    return float(z >> _S11) * _TO_UNIT * 2.0 - 1.0
+    return (z >> _S11) * _TO_UNIT * 2.0 - 1.0  # the top 53 bits, converted exactly
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
-def perlin1d(seed, x):
-    """Raw 1D gradient noise in [-1, 1], smooth in ``x``, independent per ``seed``.
-
-    Each seed also shifts ``x`` by its own offset in [0, 1024): gradient noise is zero
-    at every lattice point, so without the shift all animals would share the same
-    value (and wander the same way) whenever ``x`` crosses an integer.
-    """
+@register_jitable
+def _perlin(seed, x):
     x = x + 512.0 * (_hash(seed, 7) + 1.0)
     i0 = np.int64(np.floor(x))
     t = x - i0
@@ -55,35 +57,22 @@ def perlin1d(seed, x):
     return 2.0 * (a + (b - a) * fade)
 
 
-def _hash_array(i: np.ndarray, seed) -> np.ndarray:
-    """:func:`_hash` over an array of lattice indices, in NumPy (the same operations, so the same bits)."""
-    z = i.astype(np.uint64) * _GOLDEN + np.asarray(seed).astype(np.uint64) * _MIX2 + _GOLDEN
-    z = (z ^ (z >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    z = z ^ (z >> _S31)
-    return (z >> _S11).astype(np.float64) * _TO_UNIT * 2.0 - 1.0
+@njit(cache=True, no_cfunc_wrapper=True)
+def perlin1d(seed, x):
+    """Raw 1D gradient noise in [-1, 1], smooth in ``x``, independent per ``seed``.
+
+    Each seed also shifts ``x`` by its own offset in [0, 1024): gradient noise is zero
+    at every lattice point, so without the shift all animals would share the same
+    value (and wander the same way) whenever ``x`` crosses an integer.
+    """
+    return _perlin(seed, x)
 
 
 def _raw_samples(count: int) -> np.ndarray:
-    """``perlin1d`` at ``count`` sample points spread over many seeds and non-integer positions.
-
-    Vectorised in NumPy rather than a kernel: computing the table then needs no compiled
-    code when Starling is imported (loading a first kernel sets up Numba's code generator,
-    about 0.2 s that a command without a simulation never needs). ``tests/steering/test_noise.py``
-    checks it against ``perlin1d`` bit for bit.
-    """
+    """``perlin1d`` at ``count`` sample points spread over many seeds and non-integer positions (NumPy)."""
     k = np.arange(count, dtype=np.int64)
-    seed = k % 997
-    x = 0.37 + k * 0.618034
-    x = x + 512.0 * (_hash_array(seed, 7) + 1.0)
-    i0 = np.floor(x).astype(np.int64)
-    t = x - i0
-    g0 = _hash_array(i0, seed)
-    g1 = _hash_array(i0 + 1, seed)
-    a = g0 * t
-    b = g1 * (t - 1.0)
-    fade = t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
-    return 2.0 * (a + (b - a) * fade)
+    with np.errstate(over="ignore"):  # SplitMix64 multiplies modulo 2**64 by design
+        return _perlin(k % 997, 0.37 + k * 0.618034)
 
 
 def _quantile_table(size: int = 257) -> np.ndarray:
