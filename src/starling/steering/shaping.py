@@ -109,6 +109,8 @@ EASING_NAMES = (
 #: Map from easing function name (``"q1"`` .. ``"b6"``) to its integer code.
 EASING_CODES = {name: code for code, name in enumerate(EASING_NAMES)}
 
+# The decorator of every curve below: compiled when a kernel first calls it (or Python does), then
+# cached on disk; each curve converts its own arguments to float64 (see the module docstring).
 _scalar = numba.njit(cache=True, fastmath=False, no_cfunc_wrapper=True)
 
 
