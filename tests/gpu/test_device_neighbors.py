@@ -6,7 +6,7 @@ from numba import cuda, njit
 from starling.cuda import neighbors as dn
 from starling.cuda.stepper import kernel_for
 from starling.steering.queries import brute
-from starling.steering.queries.grid import query_thresholds
+from starling.steering.queries.candidates import query_thresholds
 from starling.steering.queries.neighbors import NeighborQuerySpec, find_neighbors
 
 knn_cpu = njit(cache=False)(dn.knn_range)

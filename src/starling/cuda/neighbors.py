@@ -24,7 +24,7 @@ import math
 import numpy as np
 from numba import cuda, njit
 
-from ..steering.queries.grid import _insert_row, candidate_distance
+from ..steering.queries.candidates import _insert_row, candidate_distance
 from .runtime import simulated
 from .translate import device_function
 

@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import Problem
 from ..steering import blending, mergers
 from ..steering.pipeline import NeighborView
-from ..steering.queries.grid import query_thresholds
+from ..steering.queries.candidates import query_thresholds
 from ..steering.queries.pairs import geometry_one_pass_range
 from ..steering.results import ResultView
 from .neighbors import DeviceGrid, knn_range

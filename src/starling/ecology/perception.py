@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..steering.queries.grid import query_thresholds
+from ..steering.queries.candidates import query_thresholds
 from ..steering.queries.neighbors import NeighborQuerySpec, find_neighbors
 
 #: queries with at most this many (animal, target) pairs are answered brute force
@@ -41,7 +41,7 @@ def _count_nearest(spos, sfwd, tpos, self_index, r2, cos_limit, sees_all, total,
 
     ``self_index[i]`` is the animal's own index among the targets (-1: not a target).
     Writes ``total`` (int64), ``nearest`` (int64, -1 when none) and ``distance`` (float32,
-    inf when none). The pair test is the grid's (``grid._query_body``), term for term; the
+    inf when none). The pair test is the grid's (``grid_query._query_body``), term for term; the
     squared distances to all targets are computed first, in one pass that vectorises,
     then only the targets within reach are tested further. ``tx``, ``ty``, ``tz``, ``d2``:
     scratch of at least ``m`` floats.

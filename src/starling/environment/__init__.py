@@ -23,7 +23,7 @@ def _drop_stale_kernel_caches() -> None:
     """
     root = _Path(__file__).resolve().parent.parent
     sources = [root / "environment" / f"{name}.py" for name in
-               ("primitives", "mesh", "terrain", "water", "raycast", "scene")]
+               ("primitives", "mesh", "terrain", "water", "casting", "raycast", "spherecast", "inside", "scene")]
     sources += [root / "environment" / "collide.py", root / "steering" / "queries" / "rays.py"]
     try:
         stamp = ";".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sources if p.exists())
@@ -65,7 +65,10 @@ from .config import (  # noqa: E402
 )
 from .errors import EnvironmentError_, EnvironmentFileError, LayerCapacityError, UnknownLayerError  # noqa: E402
 from ..world.layers import ALL_LAYERS, BUILTIN_LAYERS, DEFAULT_LAYERS, LayerRegistry, layer_mask  # noqa: E402
-from .raycast import PARALLEL_THRESHOLD, RayHits, cast_rays, inside_solid, sphere_cast  # noqa: E402
+from .casting import PARALLEL_THRESHOLD, RayHits  # noqa: E402
+from .inside import inside_solid  # noqa: E402
+from .raycast import cast_rays  # noqa: E402
+from .spherecast import sphere_cast  # noqa: E402
 from .scene import Environment, GeometryArrays  # noqa: E402
 from .terrain import Heightfield  # noqa: E402
 from .water import WaterBodies  # noqa: E402

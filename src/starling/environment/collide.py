@@ -24,7 +24,7 @@ method):
    ``0.1 skin`` out along the contact normal, so a sphere resting against a surface keeps a gap between
    ``skin`` and ``1.1 skin`` from it: the next sweep does not start in floating-point contact, and a
    surface that the sphere touches but moves along or away from is ignored (see
-   :func:`starling.environment.raycast.sweep_one`).
+   :func:`starling.environment.spherecast.sweep_one`).
 
 Because every displacement is swept, a sphere cannot tunnel through thin geometry however fast it moves.
 The returned velocity has the component into every contacted surface removed (zero after a third
@@ -36,19 +36,14 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ..world.layers import ALL_LAYERS
+# kernels here never allocate: compiled without reference counting, like the queries' (see casting)
+from .casting import PARALLEL_THRESHOLD, _hjit, _ijit, _jit, _pjit, _sjit, chunk_bounds, solids, stack_size
+from .inside import nearest_one
 from .primitives import INF
-from .raycast import PARALLEL_THRESHOLD, chunk_bounds, nearest_one, solids, stack_size, sweep_one
-
-# Kernels here never allocate, so they are compiled without Numba's reference counting (``_nrt=False``):
-# otherwise every array handed to an inlined helper is incref'd and decref'd with atomic operations on
-# each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
-_jit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, _nrt=False)
-_ijit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
-# kernels called only from kernels: no Python or C entry points (see starling.environment.raycast)
-_hjit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+from .spherecast import sweep_one
 
 DEFAULT_SKIN_WIDTH = 0.01
 """Default gap kept between a sphere and the surfaces it rests against, metres.  It must stay well above
@@ -94,7 +89,7 @@ def _clip(vx, vy, vz, nx, ny, nz):
 def collide_one(geo, px, py, pz, vx, vy, vz, dt, radius, skin, mask, st_n, st_t):
     """Collide and slide for one sphere; returns ``(px, py, pz, vx, vy, vz, contacts)`` (float64).
 
-    ``geo`` is :func:`starling.environment.raycast.solids` of the environment; ``st_n``/``st_t`` are
+    ``geo`` is :func:`starling.environment.casting.solids` of the environment; ``st_n``/``st_t`` are
     traversal stacks of at least twice the BVH depth.
     """
     rs = radius + skin
@@ -196,7 +191,7 @@ def collide_range(g, lo, hi, pos, vel, dt, radii, skin, mask, active, st_n, st_t
         _collide_into(geo, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c)
 
 
-@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", parallel=True)
+@_pjit
 def _collide_parallel(g, pos, vel, dt, radii, skin, mask, active, out_p, out_v, out_c):
     n = pos.shape[0]
     n_chunks = (n + _CHUNK - 1) // _CHUNK
@@ -209,7 +204,7 @@ def _collide_parallel(g, pos, vel, dt, radii, skin, mask, active, out_p, out_v, 
                       out_p, out_v, out_c)
 
 
-@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
+@_sjit
 def _collide_serial(g, pos, vel, dt, radii, skin, mask, active, out_p, out_v, out_c):
     size = 2 * stack_size(g)
     st_n = np.empty(size, np.int32)
@@ -238,7 +233,7 @@ def collide_and_slide(env, positions: np.ndarray, velocities: np.ndarray, dt: fl
     out: optional preallocated :class:`SlideResult` (``(n, 3)``, ``(n, 3)``, ``(n,)``) written in place;
         it may alias the inputs (each row is read before it is written).
     parallel: force the parallel or serial kernel (default: parallel from
-        :data:`~starling.environment.raycast.PARALLEL_THRESHOLD` spheres).
+        :data:`~starling.environment.casting.PARALLEL_THRESHOLD` spheres).
     """
     pos = np.ascontiguousarray(positions, dtype=np.float32)
     vel = np.ascontiguousarray(velocities, dtype=np.float32)

@@ -1,7 +1,8 @@
 """Analytic primitives: sphere, oriented box, capsule, capped cylinder, infinite plane.
 
 Three families of scalar Numba kernels live here, one of each per shape, all in float64 and all free of
-allocation so that the batched kernels in :mod:`starling.environment.raycast` can call them per ray:
+allocation so that the batched kernels (:mod:`~starling.environment.raycast`,
+:mod:`~starling.environment.spherecast`, :mod:`~starling.environment.inside`) can call them per ray:
 
 ``ray_<shape>(o, d, tmax, ...) -> (t, nx, ny, nz)``
     The first parameter ``t`` in ``[0, tmax]`` at which the ray ``o + t d`` (``d`` unit) crosses the

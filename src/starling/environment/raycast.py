@@ -1,4 +1,4 @@
-"""Batched ray casts, sphere casts and inside tests against an :class:`~starling.environment.scene.Environment`.
+"""Batched ray casts against an :class:`~starling.environment.scene.Environment`.
 
 These are the *Ray Query* back end of seed 000 (2.1.1, 7.1.1, 9.5.5): a query produces per-animal rays
 (:mod:`starling.steering.queries.rays`), this module intersects them with the static scene in one Numba
@@ -25,127 +25,42 @@ Consecutive rays with the same origin (an animal's rays, in the layout of
 are gathered once from the grid columns under the box around its segments, and one look at the terrain's
 block bounds under that box settles the terrain for all its rays when they pass above it (see
 :func:`cast_range`).  A fan's ray gets exactly the hit it gets when cast alone.
+
+Sphere casts live in :mod:`~starling.environment.spherecast`, inside tests in
+:mod:`~starling.environment.inside`, and what the three share in :mod:`~starling.environment.casting`;
+:class:`RayHits`, :data:`PARALLEL_THRESHOLD`, :func:`sphere_cast` and :func:`inside_solid` are re-exported
+here for the callers that import them from this module.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-from numba import njit, prange
-
-from ..parallel import PARALLEL_MIN_RAYS
+from numba import prange
 
 from ..world.layers import ALL_LAYERS
-from .mesh import (
-    APPROACH_EPS,
-    CONTACT_EPS,
-    distance_to_triangle,
-    point_in_box,
-    ray_aabb,
-    ray_aabb_grown,
-    ray_triangle,
-    safe_inverse,
-    sweep_triangle,
+from .casting import (
+    _CHUNK,
+    MAX_DISTANCE,
+    PARALLEL_THRESHOLD,
+    RayHits,
+    _as_rows,
+    _chunk,
+    _hjit,
+    _jit,
+    _outputs,
+    _per_row,
+    _pjit,
+    _sjit,
+    stack_size,
 )
-from .primitives import INF, prim_ray, prim_sd, prim_sweep, ray_plane, sd_plane, sweep_plane
-from .terrain import box_clear_of_terrain, ray_heightfield, sd_heightfield, sweep_heightfield
+from .inside import inside_solid
+from .mesh import ray_aabb, ray_triangle, safe_inverse
+from .primitives import INF, prim_ray, ray_plane
+from .spherecast import sphere_cast
+from .terrain import box_clear_of_terrain, ray_heightfield
 from .water import ray_water
 
-PARALLEL_THRESHOLD = PARALLEL_MIN_RAYS  # see starling.parallel
-"""Batches with at least this many rays (or spheres, or points) use the parallel kernels."""
-
-MAX_DISTANCE = 1e12
-"""Longer rays (``max_distance = inf`` included) are cut to this many metres, which keeps every parameter
-along a ray finite (an infinite ``t`` times a zero direction component would make a NaN)."""
-
-_CHUNK = 256
-
-# Kernels here never allocate, so they are compiled without Numba's reference counting (``_nrt=False``):
-# otherwise every array handed to an inlined helper is incref'd and decref'd with atomic operations on
-# each call, which costs more than the geometry itself (measured: 40 ns per ray cast on the terrain).
-_jit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, _nrt=False)
-_ijit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
-# Kernels called only from other kernels get no Python or C entry points: Numba would otherwise build, for each
-# one, a wrapper that unboxes every array of its arguments (the geometry holds 47), which costs more compile time
-# than the kernel itself. Big helpers are called, not inlined: Numba inlines a function by copying its IR into
-# every caller, which makes the caller's compilation many times slower (cold start, docs/performance.md).
-_hjit = njit(cache=True, error_model="numpy", nogil=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-_pjit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", parallel=True)
-_sjit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
-
-
-@dataclass
-class RayHits:
-    """Results of a batch of ray (or sphere) casts, one row per ray.
-
-    Attributes
-    ----------
-    hit: ``(r,) bool``
-    distance: ``(r,) float32`` — metres along the ray (for sphere casts: the centre's travel); ``inf`` on a miss.
-    point: ``(r, 3) float32`` — the hit point (sphere casts: the contact point on the surface); the ray's
-        end point on a miss.
-    normal: ``(r, 3) float32`` — unit normal facing the ray origin (sphere casts: from the surface to the
-        sphere centre); zero on a miss.
-    layer: ``(r,) int16`` — layer index of the shape hit, ``-1`` on a miss.
-    """
-
-    hit: np.ndarray
-    distance: np.ndarray
-    point: np.ndarray
-    normal: np.ndarray
-    layer: np.ndarray
-
-    @staticmethod
-    def allocate(n: int) -> "RayHits":
-        """Buffers for ``n`` rays, to be reused through the ``out`` argument of the casts."""
-        return RayHits(
-            hit=np.zeros(n, np.bool_),
-            distance=np.full(n, np.inf, np.float32),
-            point=np.zeros((n, 3), np.float32),
-            normal=np.zeros((n, 3), np.float32),
-            layer=np.full(n, -1, np.int16),
-        )
-
-    def __len__(self) -> int:
-        return int(self.hit.shape[0])
-
-    def view(self, n: int) -> "RayHits":
-        """The first ``n`` rows (views, no copy)."""
-        return RayHits(self.hit[:n], self.distance[:n], self.point[:n], self.normal[:n], self.layer[:n])
-
-
-# ----------------------------------------------------------------------------------------------------
-# helpers
-# ----------------------------------------------------------------------------------------------------
-
-
-@_ijit
-def chunk_bounds(c, n, size):
-    """``(lo, hi)`` of chunk ``c`` of ``size`` items out of ``n``, as int64 whatever the integer type of ``c``
-    (prange indices are unsigned; mixing types would compile every range function twice)."""
-    lo = np.int64(c) * np.int64(size)
-    return lo, min(np.int64(n), lo + np.int64(size))
-
-
-@_ijit
-def _chunk(c, n):
-    return chunk_bounds(c, n, _CHUNK)
-
-
-@_ijit
-def stack_size(g):
-    """Entries a BVH traversal stack of ``g`` needs (depth of the deeper BVH plus slack)."""
-    return max(g.depth[0], g.depth[1]) + 4
-
-
-@_ijit
-def solids(g):
-    """The arrays the sphere sweeps and proximity queries read, unpacked once (see :class:`GeometryArrays`):
-    ``(pl_f, pl_i, ter_h, ter_cmin, ter_cmax, ter_f, prim_f, prim_i, pb_box, pb_node, tri_f, tri_i, tb_box,
-    tb_node)``."""
-    return (g.pl_f, g.pl_i, g.ter_h, g.ter_cmin, g.ter_cmax, g.ter_f, g.prim_f, g.prim_i, g.pb_box, g.pb_node,
-            g.tri_f, g.tri_i, g.tb_box, g.tb_node)
+__all__ = ["PARALLEL_THRESHOLD", "RayHits", "cast_range", "cast_rays", "inside_solid", "sphere_cast"]
 
 
 @_jit
@@ -161,23 +76,6 @@ def _slab_clip(o, d, inv, lo, hi, t0, t1):
     if ta > tb:
         ta, tb = tb, ta
     return max(t0, ta), min(t1, tb)
-
-
-@_jit
-def _contact(sd, nx, ny, nz, dx, dy, dz, rs):
-    """Overlap rule of the sphere sweeps: ``(overlapping, t)`` — an overlapped surface is a contact at
-    ``t = 0`` if the motion goes into it, and no contact at all otherwise (each piece is convex, so moving
-    away from it can never lead back into it)."""
-    if sd < rs + CONTACT_EPS:
-        if dx * nx + dy * ny + dz * nz < -APPROACH_EPS:
-            return True, 0.0
-        return True, INF
-    return False, INF
-
-
-# ----------------------------------------------------------------------------------------------------
-# ray casts
-# ----------------------------------------------------------------------------------------------------
 
 
 # fan constants
@@ -567,336 +465,8 @@ def _cast_serial(g, origins, dirs, maxd, mask, hit, dist, point, normal, layer):
 
 
 # ----------------------------------------------------------------------------------------------------
-# swept spheres
+# Python entry point
 # ----------------------------------------------------------------------------------------------------
-
-
-@_hjit
-def sweep_one(geo, ox, oy, oz, dx, dy, dz, tmax, rs, mask, st_n, st_t):
-    """First contact of a sphere of radius ``rs`` moving from ``o`` along unit ``d`` for at most ``tmax``:
-    ``(t, nx, ny, nz, layer)`` with the contact normal pointing from the surface to the centre;
-    ``t = inf`` when the way is free.  ``geo`` is :func:`solids` of the environment.  Overlapped surfaces
-    count only if the motion goes into them (see :func:`_contact`).  Water is ignored (not solid)."""
-    pl_f, pl_i, ter_h, ter_cmin, ter_cmax, tf, prim_f, prim_i, pb_box, pb_node, tri_f, tri_i, tb_box, tb_node = geo
-    best = tmax
-    found = False
-    bnx, bny, bnz = 0.0, 0.0, 0.0
-    blay = -1
-    for p in range(pl_f.shape[0]):
-        lay = pl_i[p]
-        if (mask >> lay) & 1:
-            px, py, pz = pl_f[p, 0], pl_f[p, 1], pl_f[p, 2]
-            nx, ny, nz = pl_f[p, 3], pl_f[p, 4], pl_f[p, 5]
-            sd, _, _, _ = sd_plane(ox, oy, oz, px, py, pz, nx, ny, nz)
-            over, t = _contact(sd, nx, ny, nz, dx, dy, dz, rs)
-            if not over:
-                t, nx, ny, nz = sweep_plane(ox, oy, oz, dx, dy, dz, best, rs, px, py, pz, nx, ny, nz)
-            if t <= best:
-                best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
-    if tf[0] > 0.0:
-        lay = np.int64(tf[7])
-        if (mask >> lay) & 1:
-            t, nx, ny, nz = sweep_heightfield(ter_h, ter_cmin, ter_cmax, tf[1], tf[2], tf[3], tf[4], ox, oy, oz, dx, dy,
-                                              dz, best, rs)
-            if t <= best:
-                best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
-    ix = safe_inverse(dx)
-    iy = safe_inverse(dy)
-    iz = safe_inverse(dz)
-    for which in range(2):
-        box = pb_box if which == 0 else tb_box
-        node = pb_node if which == 0 else tb_node
-        if node.shape[0] == 0 or (node[0, 2] & mask) == 0:
-            continue
-        sp = 0
-        t0 = ray_aabb_grown(ox, oy, oz, ix, iy, iz, best, box, np.int64(0), rs)
-        if t0 < INF:
-            st_n[0] = 0
-            st_t[0] = t0
-            sp = 1
-        while sp > 0:
-            sp -= 1
-            ni = st_n[sp]
-            if st_t[sp] > best:
-                continue
-            c = node[ni, 1]
-            if c > 0:
-                s = node[ni, 0]
-                for q in range(s, s + c):
-                    if which == 0:
-                        lay = prim_i[q, 1]
-                        if not (mask >> lay) & 1:
-                            continue
-                        kind = prim_i[q, 0]
-                        sd, nx, ny, nz = prim_sd(prim_f, q, kind, ox, oy, oz)
-                        over, t = _contact(sd, nx, ny, nz, dx, dy, dz, rs)
-                        if not over:
-                            t, nx, ny, nz = prim_sweep(prim_f, q, kind, ox, oy, oz, dx, dy, dz, best, rs)
-                    else:
-                        lay = tri_i[q, 0]
-                        if not (mask >> lay) & 1:
-                            continue
-                        ax, ay, az = tri_f[q, 0], tri_f[q, 1], tri_f[q, 2]
-                        t, nx, ny, nz = sweep_triangle(
-                            ox, oy, oz, dx, dy, dz, best, rs, ax, ay, az,
-                            ax + tri_f[q, 3], ay + tri_f[q, 4], az + tri_f[q, 5],
-                            ax + tri_f[q, 6], ay + tri_f[q, 7], az + tri_f[q, 8],
-                            tri_f[q, 9], tri_f[q, 10], tri_f[q, 11],
-                        )
-                    if t <= best:
-                        best, bnx, bny, bnz, blay, found = t, nx, ny, nz, lay, True
-            else:
-                left = node[ni, 0]
-                for child in range(left, left + 2):
-                    if (node[child, 2] & mask) != 0:
-                        tc = ray_aabb_grown(ox, oy, oz, ix, iy, iz, best, box, np.int64(child), rs)
-                        if tc < INF:
-                            st_n[sp] = child
-                            st_t[sp] = tc
-                            sp += 1
-    if not found:
-        return INF, 0.0, 0.0, 0.0, -1
-    return best, bnx, bny, bnz, blay
-
-
-@_hjit
-def _sweep_range(g, lo, hi, origins, dirs, maxd, radii, mask, st_n, st_t, hit, dist, point, normal, layer):
-    geo = solids(g)
-    for k in range(lo, hi):
-        ox = np.float64(origins[k, 0])
-        oy = np.float64(origins[k, 1])
-        oz = np.float64(origins[k, 2])
-        dx = np.float64(dirs[k, 0])
-        dy = np.float64(dirs[k, 1])
-        dz = np.float64(dirs[k, 2])
-        tmax = min(np.float64(maxd[k] if maxd.shape[0] > 1 else maxd[0]), MAX_DISTANCE)
-        rs = np.float64(radii[k] if radii.shape[0] > 1 else radii[0])
-        n = np.sqrt(dx * dx + dy * dy + dz * dz)
-        t = INF
-        nx, ny, nz, lay = 0.0, 0.0, 0.0, -1
-        if n > 1e-30 and tmax >= 0.0:
-            dx /= n
-            dy /= n
-            dz /= n
-            t, nx, ny, nz, lay = sweep_one(geo, ox, oy, oz, dx, dy, dz, tmax, rs, mask, st_n, st_t)
-        else:
-            tmax = 0.0
-        if t < INF:
-            hit[k] = True
-            dist[k] = t
-            point[k, 0] = ox + t * dx - rs * nx
-            point[k, 1] = oy + t * dy - rs * ny
-            point[k, 2] = oz + t * dz - rs * nz
-            normal[k, 0] = nx
-            normal[k, 1] = ny
-            normal[k, 2] = nz
-            layer[k] = lay
-        else:
-            hit[k] = False
-            dist[k] = np.inf
-            point[k, 0] = ox + tmax * dx
-            point[k, 1] = oy + tmax * dy
-            point[k, 2] = oz + tmax * dz
-            normal[k, 0] = 0.0
-            normal[k, 1] = 0.0
-            normal[k, 2] = 0.0
-            layer[k] = -1
-
-
-@_pjit
-def _sweep_parallel(g, origins, dirs, maxd, radii, mask, hit, dist, point, normal, layer):
-    r = origins.shape[0]
-    n_chunks = (r + _CHUNK - 1) // _CHUNK
-    size = 2 * stack_size(g)
-    for c in prange(n_chunks):
-        st_n = np.empty(size, np.int32)
-        st_t = np.empty(size)
-        lo, hi = _chunk(c, r)
-        _sweep_range(g, lo, hi, origins, dirs, maxd, radii, mask, st_n, st_t, hit, dist,
-                     point, normal, layer)
-
-
-@_sjit
-def _sweep_serial(g, origins, dirs, maxd, radii, mask, hit, dist, point, normal, layer):
-    size = 2 * stack_size(g)
-    st_n = np.empty(size, np.int32)
-    st_t = np.empty(size)
-    _sweep_range(g, np.int64(0), np.int64(origins.shape[0]), origins, dirs, maxd, radii, mask, st_n, st_t, hit, dist,
-                 point, normal, layer)
-
-
-# ----------------------------------------------------------------------------------------------------
-# proximity and inside tests
-# ----------------------------------------------------------------------------------------------------
-
-
-@_hjit
-def nearest_one(geo, px, py, pz, window, mask, st_n):
-    """Smallest signed distance from ``p`` to the masked solids and surfaces within ``window`` (primitives,
-    planes, terrain: signed; mesh triangles: unsigned) and the direction that increases it fastest:
-    ``(d, nx, ny, nz)``; ``d = inf`` when nothing is within ``window``.  ``geo`` is :func:`solids`."""
-    pl_f, pl_i, ter_h, ter_cmin, ter_cmax, tf, prim_f, prim_i, pb_box, pb_node, tri_f, tri_i, tb_box, tb_node = geo
-    best = INF
-    bnx, bny, bnz = 0.0, 1.0, 0.0
-    for p in range(pl_f.shape[0]):
-        if (mask >> pl_i[p]) & 1:
-            d, nx, ny, nz = sd_plane(px, py, pz, pl_f[p, 0], pl_f[p, 1], pl_f[p, 2], pl_f[p, 3], pl_f[p, 4],
-                                     pl_f[p, 5])
-            if d < best and d <= window:
-                best, bnx, bny, bnz = d, nx, ny, nz
-    if tf[0] > 0.0 and (mask >> np.int64(tf[7])) & 1:
-        d, nx, ny, nz = sd_heightfield(ter_h, ter_cmin, ter_cmax, tf[1], tf[2], tf[3], tf[4], px, py, pz, window)
-        if d < best and d <= window:
-            best, bnx, bny, bnz = d, nx, ny, nz
-    for which in range(2):
-        box = pb_box if which == 0 else tb_box
-        node = pb_node if which == 0 else tb_node
-        if node.shape[0] == 0 or (node[0, 2] & mask) == 0:
-            continue
-        sp = 1
-        st_n[0] = 0
-        while sp > 0:
-            sp -= 1
-            ni = st_n[sp]
-            if not point_in_box(px, py, pz, box, ni, window):
-                continue
-            c = node[ni, 1]
-            if c > 0:
-                s = node[ni, 0]
-                for q in range(s, s + c):
-                    if which == 0:
-                        if not (mask >> prim_i[q, 1]) & 1:
-                            continue
-                        d, nx, ny, nz = prim_sd(prim_f, q, prim_i[q, 0], px, py, pz)
-                    else:
-                        if not (mask >> tri_i[q, 0]) & 1:
-                            continue
-                        ax, ay, az = tri_f[q, 0], tri_f[q, 1], tri_f[q, 2]
-                        d, nx, ny, nz = distance_to_triangle(
-                            px, py, pz, ax, ay, az,
-                            ax + tri_f[q, 3], ay + tri_f[q, 4], az + tri_f[q, 5],
-                            ax + tri_f[q, 6], ay + tri_f[q, 7], az + tri_f[q, 8],
-                            tri_f[q, 9], tri_f[q, 10], tri_f[q, 11],
-                        )
-                    if d < best and d <= window:
-                        best, bnx, bny, bnz = d, nx, ny, nz
-            else:
-                left = node[ni, 0]
-                for child in range(left, left + 2):
-                    if (node[child, 2] & mask) != 0:
-                        st_n[sp] = child
-                        sp += 1
-    return best, bnx, bny, bnz
-
-
-# a direction with no special relation to axis-aligned geometry, for crossing-parity tests
-_PARITY_DIR = (0.0137173, 0.9997853, 0.0155251)
-
-
-@_hjit
-def _mesh_crossings(tri_f, tri_i, tb_box, tb_node, px, py, pz, mesh, st_n):
-    """Number of triangles of ``mesh`` crossed by the ray from ``p`` along :data:`_PARITY_DIR`."""
-    dx, dy, dz = _PARITY_DIR
-    ix = safe_inverse(dx)
-    iy = safe_inverse(dy)
-    iz = safe_inverse(dz)
-    count = 0
-    sp = 1
-    st_n[0] = 0
-    while sp > 0:
-        sp -= 1
-        ni = st_n[sp]
-        if ray_aabb(px, py, pz, ix, iy, iz, INF, tb_box, np.int64(ni)) == INF:
-            continue
-        c = tb_node[ni, 1]
-        if c > 0:
-            s = tb_node[ni, 0]
-            for q in range(s, s + c):
-                if tri_i[q, 1] == mesh:
-                    t = ray_triangle(px, py, pz, dx, dy, dz, INF, tri_f[q, 0], tri_f[q, 1], tri_f[q, 2], tri_f[q, 3],
-                                     tri_f[q, 4], tri_f[q, 5], tri_f[q, 6], tri_f[q, 7], tri_f[q, 8])
-                    if t < INF:
-                        count += 1
-        else:
-            left = tb_node[ni, 0]
-            st_n[sp] = left
-            st_n[sp + 1] = left + 1
-            sp += 2
-    return count
-
-
-@_hjit
-def _inside_range(g, lo, hi, points, radii, mask, st_n, out):
-    """Inside tests of points ``lo .. hi - 1`` (see :meth:`Environment.is_inside_solid`)."""
-    geo = solids(g)
-    mesh_f = g.mesh_f
-    mesh_i = g.mesh_i
-    tri_f = g.tri_f
-    tri_i = g.tri_i
-    tb_box = g.tb_box
-    tb_node = g.tb_node
-    for k in range(lo, hi):
-        px = np.float64(points[k, 0])
-        py = np.float64(points[k, 1])
-        pz = np.float64(points[k, 2])
-        rad = np.float64(radii[k] if radii.shape[0] > 1 else radii[0])
-        d, _, _, _ = nearest_one(geo, px, py, pz, rad, mask, st_n)
-        inside = d < rad
-        if not inside:
-            for m in range(mesh_f.shape[0]):
-                if mesh_i[m, 0] == 0 or not (mask >> mesh_i[m, 1]) & 1:
-                    continue
-                if not (mesh_f[m, 0] <= px <= mesh_f[m, 3] and mesh_f[m, 1] <= py <= mesh_f[m, 4]
-                        and mesh_f[m, 2] <= pz <= mesh_f[m, 5]):
-                    continue
-                if _mesh_crossings(tri_f, tri_i, tb_box, tb_node, px, py, pz, m, st_n) % 2 == 1:
-                    inside = True
-                    break
-        out[k] = inside
-
-
-@_pjit
-def _inside_parallel(g, points, radii, mask, out):
-    r = points.shape[0]
-    n_chunks = (r + _CHUNK - 1) // _CHUNK
-    size = 2 * stack_size(g)
-    for c in prange(n_chunks):
-        st_n = np.empty(size, np.int32)
-        lo, hi = _chunk(c, r)
-        _inside_range(g, lo, hi, points, radii, mask, st_n, out)
-
-
-@_sjit
-def _inside_serial(g, points, radii, mask, out):
-    st_n = np.empty(2 * stack_size(g), np.int32)
-    _inside_range(g, np.int64(0), np.int64(points.shape[0]), points, radii, mask, st_n, out)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Python entry points
-# ----------------------------------------------------------------------------------------------------
-
-
-def _as_rows(a, name: str, dtype=np.float32) -> np.ndarray:
-    arr = np.asarray(a)
-    if arr.ndim != 2 or arr.shape[1] != 3:
-        raise ValueError(f"{name} must have shape (r, 3), got {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=dtype)
-
-
-def _per_row(value, r: int, name: str) -> np.ndarray:
-    arr = np.ascontiguousarray(np.atleast_1d(np.asarray(value, dtype=np.float32)))
-    if arr.ndim != 1 or (arr.shape[0] != 1 and arr.shape[0] != r):
-        raise ValueError(f"{name} must be a scalar or have shape ({r},), got {np.shape(value)}")
-    return arr  # a length-1 array is broadcast by the kernels
-
-
-def _outputs(out: RayHits | None, r: int) -> RayHits:
-    if out is None:
-        return RayHits.allocate(r)
-    if len(out) < r:
-        raise ValueError(f"out holds {len(out)} rows but {r} rays were given")
-    return out.view(r) if len(out) != r else out
 
 
 def cast_rays(env, origins: np.ndarray, directions: np.ndarray, max_distance, mask: int = ALL_LAYERS,
@@ -933,49 +503,3 @@ def cast_rays(env, origins: np.ndarray, directions: np.ndarray, max_distance, ma
            res.layer)
     return res
 
-
-def sphere_cast(env, origins: np.ndarray, directions: np.ndarray, max_distance, radius,
-                mask: int = ALL_LAYERS, out: RayHits | None = None, parallel: bool | None = None) -> RayHits:
-    """Sweep spheres of ``radius`` (scalar or ``(r,)``, metres) from ``origins`` along unit ``directions``
-    for at most ``max_distance`` and report the first contact with the solids of the masked layers.
-
-    ``distance`` is how far the centre travels before touching; ``point`` the contact point on the
-    surface; ``normal`` the contact normal, from the surface towards the centre.  A sphere that already
-    overlaps a surface reports ``distance = 0`` if it moves into it and ignores it otherwise (so a sphere
-    resting on the ground can slide along it).  Water is not solid and is ignored.
-    """
-    o = _as_rows(origins, "origins")
-    d = _as_rows(directions, "directions")
-    if o.shape[0] != d.shape[0]:
-        raise ValueError(f"origins and directions differ in length: {o.shape[0]} vs {d.shape[0]}")
-    r = o.shape[0]
-    maxd = _per_row(max_distance, r, "max_distance")
-    radii = _per_row(radius, r, "radius")
-    if np.any(radii < 0):
-        raise ValueError("radius must be >= 0")
-    res = _outputs(out, r)
-    if r == 0:
-        return res
-    use_parallel = r >= PARALLEL_THRESHOLD if parallel is None else parallel
-    kernel = _sweep_parallel if use_parallel else _sweep_serial
-    kernel(env.arrays, o, d, maxd, radii, np.int64(int(mask) & ALL_LAYERS), res.hit, res.distance, res.point,
-           res.normal, res.layer)
-    return res
-
-
-def inside_solid(env, points: np.ndarray, radius=0.0, mask: int = ALL_LAYERS) -> np.ndarray:
-    """``(n,) bool``: :meth:`Environment.is_inside_solid` (points ``(n, 3)``, radius scalar or ``(n,)``)."""
-    p = _as_rows(points, "points", dtype=np.float64)
-    n = p.shape[0]
-    radii = np.ascontiguousarray(np.atleast_1d(np.asarray(radius, dtype=np.float64)))
-    if radii.ndim != 1 or radii.shape[0] not in (1, n):
-        raise ValueError(f"radius must be a scalar or have shape ({n},)")
-    if np.any(radii < 0):
-        raise ValueError("radius must be >= 0")
-    out = np.zeros(n, np.bool_)
-    if n:
-        # small batches (spawning, the health check of a scene's animals) stay serial: the threaded kernel
-        # costs seconds of compilation on a cold start and its thread pool more than the work below this size
-        kernel = _inside_parallel if n >= PARALLEL_THRESHOLD else _inside_serial
-        kernel(env.arrays, p, radii, np.int64(int(mask) & ALL_LAYERS), out)
-    return out

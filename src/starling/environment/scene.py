@@ -1,7 +1,8 @@
 """The assembled static environment of a scene.
 
 :class:`Environment` holds every static shape as flat arrays per shape type, in the form the Numba kernels
-of :mod:`starling.environment.raycast` and :mod:`starling.motion.collide` consume (one namedtuple of
+of the scene queries (:mod:`starling.environment.raycast`, :mod:`~starling.environment.spherecast`,
+:mod:`~starling.environment.inside`) and of :mod:`starling.environment.collide` consume (one namedtuple of
 arrays, :class:`GeometryArrays`).  It is built once per scene from an
 :class:`~starling.environment.config.EnvironmentConfig` and never changes afterwards.
 
@@ -83,7 +84,8 @@ GeometryArrays = namedtuple(
 )
 GeometryArrays.__doc__ = """Flat, Numba-friendly arrays of a static environment (float64 geometry, int16/int64
 layers and indices).  Built by :class:`Environment`; read by the kernels of
-:mod:`starling.environment.raycast` and :mod:`starling.motion.collide`.  The kernels unpack the arrays they
+:mod:`starling.environment.raycast`, :mod:`~starling.environment.spherecast`,
+:mod:`~starling.environment.inside` and :mod:`starling.environment.collide`.  The kernels unpack the arrays they
 need once per chunk of work: reading an array out of this struct costs a reference-count update, which
 must stay out of per-ray loops."""
 
@@ -432,7 +434,7 @@ class Environment:
         rectangle), and the interiors of solid (watertight) meshes; with ``radius > 0`` touching any mesh
         triangle also counts.  Water is never solid.
         """
-        from .raycast import inside_solid
+        from .inside import inside_solid
 
         return inside_solid(self, points, radius, self.mask(mask))
 
@@ -473,7 +475,7 @@ class Environment:
     @staticmethod
     def allocate_hits(rows: int):
         """Reusable ray-hit buffers for ``rows`` rays (what :meth:`cast_rays` fills with ``out``)."""
-        from .raycast import RayHits
+        from .casting import RayHits
 
         return RayHits.allocate(rows)
 

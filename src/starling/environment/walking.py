@@ -47,7 +47,8 @@ from pydantic import Field
 from ..motion.movers import MoverParams, ParameterTable, _same, accelerate, wrap_coordinate
 from ..steering.registry import mover
 from ..steering.vecmath import normalize3, slerp_unit
-from .raycast import RayHits, cast_rays
+from .casting import RayHits
+from .raycast import cast_rays
 from .water import in_region
 
 GROUNDED = 0

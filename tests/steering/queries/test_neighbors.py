@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from starling.steering.queries import grid as grid_module
-from starling.steering.queries.grid import GridIndex, query_thresholds
+from starling.steering.queries.candidates import query_thresholds
+from starling.steering.queries.grid import GridIndex
 from starling.steering.queries.neighbors import (
     NeighborQuerySpec,
     Neighbors,

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from starling.steering.queries import neighbors as N
-from starling.steering.queries.grid import GridIndex, query_thresholds
+from starling.steering.queries.candidates import query_thresholds
+from starling.steering.queries.grid import GridIndex
 from starling.steering.queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors
 from starling.steering.queries.small import SMALL_MAX_PAIRS
 

@@ -9,7 +9,7 @@ The arithmetic is the one the compiled kernels use, restated: float32 offset
 distance ``(ox*ox + oy*oy) + oz*oz`` and its float32 square root; field of view
 ``forward . o >= c * |forward| * distance`` with
 ``c = float32(cos(fov / 2) - 2**-20)`` (the tiny slack keeps neighbours that lie
-exactly on the edge of the view inside; see ``grid.query_thresholds``).  The
+exactly on the edge of the view inside; see ``candidates.query_thresholds``).  The
 distance test is stated literally, ``float(distance) <= max_distance``, in
 float64, so it also checks the kernels' squared-distance threshold.
 """

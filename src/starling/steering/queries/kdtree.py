@@ -13,7 +13,7 @@ the second method and a second oracle, so correctness comes first:
    of view filters *before* the k nearest are chosen (thesis 5.1.3, Figure
    5.4) and ``overflow`` counts every animal that passed.
 2. The pairs are grouped by animal, and a compiled kernel applies the grid's
-   float32 pair test (``grid.candidate_distance``) and keeps the k best by
+   float32 pair test (``candidates.candidate_distance``) and keeps the k best by
    (distance, index) with the same insertion, so the output is bit-identical
    to the grid's and independent of the tree's order and of the thread count.
 
@@ -26,14 +26,14 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from starling.steering.queries.grid import (
-    SERIAL_QUERY_MAX,
+from starling.steering.queries.candidates import (
     _fov_threshold,
     _insert_row,
     _serial_and_parallel,
     candidate_distance,
     query_thresholds,
 )
+from starling.steering.queries.grid import SERIAL_QUERY_MAX
 
 __all__ = ["query"]
 

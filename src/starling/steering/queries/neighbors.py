@@ -56,7 +56,8 @@ import numpy as np
 
 from .. import registry
 from . import brute, kdtree
-from .grid import GridIndex, minimum_image, query_thresholds, wrap_offset
+from .candidates import minimum_image, query_thresholds, wrap_offset
+from .grid import GridIndex
 from .small import SMALL_MAX_PAIRS, SmallScratch, query_small
 
 __all__ = [

@@ -9,7 +9,7 @@ every pair anyway. ``find_neighbors`` therefore answers queries of at most
 
 Per animal, one pass over the targets (held as three contiguous coordinate
 columns, so it vectorises) computes every float32 offset, squared distance, square
-root and field-of-view test exactly as the grid's kernel does (``grid._query_body``:
+root and field-of-view test exactly as the grid's kernel does (``grid_query._query_body``:
 the same expressions in the same order); a second pass keeps the k nearest by
 (distance, index) with the grid's sorted insertion, skipping at once a candidate
 that cannot enter a full row. The table is bit-identical to the grid's
@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .grid import _insert_row
+from .candidates import _insert_row
 
 #: queries with at most this many (animal, target) pairs are answered by the all-pairs kernel
 SMALL_MAX_PAIRS = 1 << 16
@@ -33,7 +33,7 @@ def query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, k, out_
                 out_overflow, tx, ty, tz, dist, ok):
     """Fill the (n, k) rows of ``out_*`` for animals ``spos``/``sfwd`` and targets ``tpos`` ((m, 3) float32).
 
-    ``r2``, ``cos_limit``, ``sees_all``: the thresholds of ``grid.query_thresholds``;
+    ``r2``, ``cos_limit``, ``sees_all``: the thresholds of ``candidates.query_thresholds``;
     ``exclude_self``: row ``i`` skips target ``i`` (one population). ``tx``, ``ty``,
     ``tz``, ``dist`` (float32) and ``ok`` (bool): scratch of at least ``m``.
     """
