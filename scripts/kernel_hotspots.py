@@ -7,11 +7,13 @@ Usage::
 
 The scene is built and warmed (its kernels loaded or compiled), then ``perf record`` samples
 this process while it steps ``N`` times. Numba's compiled code has no symbols for ``perf``, so
-the script writes ``perf``'s map of JIT code (``/tmp/perf-PID.map``) from every compiled
-overload in the process: the report then names each kernel (``starling.steering.queries.grid
-._query_serial``) beside the interpreter's own functions, which is the Python between the
-kernels. A helper a kernel calls out of line (rather than inlined) is counted as "other
-native code": its copy inside the kernel's code has no name in the map. With ``--kernel`` (a substring of a kernel's name), the kernel's machine code is
+the script writes ``perf``'s map of JIT code (``/tmp/perf-PID.map``) from the symbol table of every
+library Numba compiled or loaded (it keeps their object code as they load): the report then names
+each kernel (``starling.steering.queries.grid_query._query_serial``) beside the interpreter's own
+functions, which is the Python between the kernels, and a helper compiled out of line into a
+kernel's code under its own name with its kernel (``NRT_incref (in ….align_up)``); code in no
+library (Numba's runtime, libm) keeps its own symbol or counts as "other native code".
+With ``--kernel`` (a substring of a kernel's name), the kernel's machine code is
 disassembled and its hottest address ranges are printed with their instructions, which is
 how one tells, say, the candidate loop of a neighbour query from its ranking.
 
@@ -34,33 +36,126 @@ import tempfile
 import time
 
 
-def _overloads():
-    """(address, name) of every compiled overload's entry (and threaded loop body) in this process."""
-    from numba.core.dispatcher import Dispatcher
+_OBJECTS = []  # (library, object code) of every library compiled or loaded from the cache
 
-    found = {}
-    for obj in gc.get_objects():
-        if not isinstance(obj, Dispatcher):
+
+def _keep_object_code() -> None:
+    """Keep each compiled library's object code, whose symbol table gives every function's extent.
+
+    Numba hands the object code to LLVM's loader and forgets it; the two hooks below are where it
+    passes. They must be in place before the first kernel loads (``import starling`` loads none).
+    """
+    from numba.core import codegen
+
+    library_class = codegen.CPUCodeLibrary
+    compiled, getbuffer = library_class.__dict__["_object_compiled_hook"], library_class.__dict__["_object_getbuffer_hook"]
+
+    def on_compiled(cls, ll_module, buf):
+        _remember(ll_module, buf)
+        return compiled.__func__(cls, ll_module, buf)
+
+    def on_loaded(cls, ll_module):
+        buf = getbuffer.__func__(cls, ll_module)
+        if buf:
+            _remember(ll_module, buf)
+        return buf
+
+    library_class._object_compiled_hook = classmethod(on_compiled)
+    library_class._object_getbuffer_hook = classmethod(on_loaded)
+
+
+def _remember(ll_module, buf) -> None:
+    library = getattr(ll_module, "_CPUCodeLibrary__library", None)
+    if library is not None:
+        _OBJECTS.append((library, bytes(buf)))
+
+
+def _text_symbols(buf: bytes):
+    """``[(offset, size, mangled name, is_global)]`` of the functions in an object's code section."""
+    with tempfile.NamedTemporaryFile(suffix=".o") as fh:
+        fh.write(buf)
+        fh.flush()
+        table = subprocess.run(["objdump", "-t", fh.name], capture_output=True, text=True).stdout
+    found = []
+    for row in table.splitlines():
+        # "0000000000004ed0  w    F .ltext\t000000000000000a NRT_incref"
+        head, sep, rest = row.partition("\t")
+        if not sep or head.split()[-1] not in (".text", ".ltext"):  # .ltext: Numba's large code model
             continue
-        name = f"{obj.py_func.__module__}.{obj.py_func.__qualname__}"
-        for cres in list(obj.overloads.values()):
-            library = cres.library
-            try:
-                found[library.get_pointer_to_function(cres.fndesc.llvm_func_name)] = name
-                for fn in library._final_module.functions:  # the threaded kernels' loop bodies
-                    if not fn.is_declaration and "__numba_parfor_gufunc" in fn.name:
-                        found[library.get_pointer_to_function(fn.name)] = name + ".<parfor>"
-            except Exception:  # an overload without code of its own (inlined, or not finalized)
+        size_text, _, name = rest.partition(" ")
+        size = int(size_text, 16)
+        if size and name:
+            found.append((int(head[:16], 16), size, name.strip(), head[17] == "g" or head[18] == "w"))
+    return found
+
+
+def _short(mangled: str) -> str:
+    """A Numba symbol's dotted name: ``_ZN8starling…13_query_serialB4v208…`` → ``starling.….grid_query._query_serial``.
+
+    Numba mangles like C++ (length-prefixed parts after ``_ZN``), then appends ABI tags and
+    argument types, which are dropped here; other symbols (``NRT_incref``) are kept as they are.
+    """
+    if not mangled.startswith("_ZN"):
+        return mangled
+    parts, at = [], 3
+    while at < len(mangled) and mangled[at].isdigit():
+        end = at
+        while mangled[end].isdigit():
+            end += 1
+        length = int(mangled[at:end])
+        parts.append(mangled[end:end + length])
+        at = end + length
+    return ".".join(parts).replace("_3clocals_3e", "<locals>")
+
+
+def _overloads():
+    """``[(address, size, name)]`` of every compiled function in this process, from each library's symbols.
+
+    A kernel's entry is named after the kernel; a helper compiled out of line into a kernel's library
+    (``NRT_incref``, a callee Numba did not inline, a threaded loop body) is named with the kernel it
+    belongs to, so its time is not counted as the kernel's own nor lost as unnamed code.
+    """
+    found = {}
+    for library, buf in _OBJECTS:
+        symbols = _text_symbols(buf)
+        base = None
+        for offset, _, name, is_global in symbols:
+            if not is_global:
                 continue
-    return sorted((a, n) for a, n in found.items() if a)
+            try:
+                address = library.get_pointer_to_function(name)
+            except Exception:
+                continue
+            if address:
+                base = address - offset
+                break
+        if base is None:
+            continue
+        owner = None
+        for offset, size, name, _ in symbols:
+            short = _short(name)
+            if short.rsplit(".", 1)[-1] == library.name and not short.startswith(("cpython.", "cfunc.")):
+                owner = short
+        owner = owner or library.name
+        for offset, size, name, _ in symbols:
+            short = _short(name)
+            if short == owner:
+                label = owner
+            elif "__numba_parfor_gufunc" in name:
+                label = owner + ".<parfor>"
+            elif short.startswith("cpython."):
+                label = owner + " (Python wrapper)"
+            else:
+                label = f"{short} (in {owner})"
+            found[base + offset] = (size, label)
+    return sorted((a, size, label) for a, (size, label) in found.items())
 
 
 def _write_map(entries) -> str:
     path = f"/tmp/perf-{os.getpid()}.map"
     with open(path, "w") as fh:
-        for i, (address, name) in enumerate(entries):
-            size = (entries[i + 1][0] - address) if i + 1 < len(entries) else 1 << 16
-            fh.write(f"{address:x} {min(size, 1 << 20):x} {name}\n")
+        for address, size, name in entries:
+            fh.write(f"{address:x} {size:x} {name}\n")
     return path
 
 
@@ -90,6 +185,7 @@ def main() -> int:
         print("perf is not installed (apt install linux-perf)", file=sys.stderr)
         return 2
 
+    _keep_object_code()
     from starling.simulation import load_scenario
 
     sim = load_scenario(args.scene, overrides=tuple(args.set), record_debug=False)
@@ -126,13 +222,11 @@ def main() -> int:
     for sym, n in shares.most_common(args.top):
         print(f"{100 * n / total:6.1f} %  {n / total * per_step * 1e6:8.1f} µs  {sym}")
     if args.kernel:
-        matches = [(a, n) for a, n in entries if args.kernel in n]
+        matches = [(a, size, n) for a, size, n in entries if args.kernel in n and " (in " not in n]
         if not matches:
             print(f"no compiled kernel's name contains {args.kernel!r}", file=sys.stderr)
             return 2
-        start, name = matches[0]
-        later = [a for a, _ in entries if a > start]
-        size = min((later[0] - start) if later else 1 << 16, 1 << 16)
+        start, size, name = matches[0]
         offsets = [ip - start for ip, _ in samples if start <= ip < start + size]
         code = ctypes.string_at(start, size)
         with tempfile.NamedTemporaryFile(suffix=".bin", delete=False) as fh:
