@@ -193,6 +193,14 @@ def test_emit_is_inlined_and_takes_numbers_only():
         assert params[:2] == ["out", "i"] and len(params) == count
 
 
+def test_a_kernel_finishing_rows_in_branches_counts_no_references_per_animal(references_outside_entry):
+    # emit and no_opinion must not bind the result arrays: each binding is an atomic
+    # increment per animal whose decrement Numba cannot prune after the branches join
+    rows = np.array([(0.6, 0.8, 0.0, 0.5, 3.0, 0.25), (9.0, 0, 0, 0, 0, 0)])
+    assert references_outside_entry(_emit_rows, rows, 1.0, _filled(2)) == 0
+    assert references_outside_entry(_emit_rows, rows, np.array([1.0, 0.5]), _filled(2)) == 0
+
+
 # --- the built-in behaviours finish through emit / no_opinion ------------------------------
 
 BEHAVIOUR_DIR = Path(builtin_behaviors.__file__).parent

@@ -311,7 +311,7 @@ class FeedingSystem(System):
 
 # ---------------------------------------------------------------------------- kernels
 
-@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)  # array arguments: a call (see docs/performance.md)
 def _mouth(position, forward, up, ox, oy, oz, i):
     """``p + ox·(up × forward) + oy·up + oz·forward`` as :func:`.components.mouth_positions` sums it:
     float32 terms added to the float64 position in the order z, y, x, then rounded to float32."""

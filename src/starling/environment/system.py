@@ -191,7 +191,7 @@ def _file_problems(env, base_dir) -> list:
 
 # ---------------------------------------------------------------------------------------------- kernels
 
-@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)  # array arguments: a call (see docs/performance.md)
 def _surface(wf, wi, poly, x, z):
     best = -np.inf
     for w in range(wf.shape[0]):
@@ -200,7 +200,7 @@ def _surface(wf, wi, poly, x, z):
     return best
 
 
-@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)  # array arguments: a call (see docs/performance.md)
 def _terrain(ter_h, tf, x, z):
     """Terrain height at ``(x, z)``: nan outside its rectangle, -inf without a terrain."""
     if tf[0] <= 0.0:

@@ -31,7 +31,8 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba.extending import overload
+from numba.core import cgutils, types
+from numba.extending import intrinsic, overload
 
 __all__ = ["ResultView", "VelocityResults", "emit", "no_opinion"]
 
@@ -124,10 +125,17 @@ class VelocityResults:
 
 
 
-# emit and no_opinion are written like starling.steering.per_animal.at: a plain Python
-# function (usable outside kernels and in tests) plus an ``@overload(..., inline="always")``
-# that Numba inlines into each kernel after typing, so the call costs nothing. Two Numba
-# 0.68 bugs shape the compiled versions:
+# In kernels, emit and no_opinion compile to a few stores through an ``@intrinsic``
+# (:func:`_store_row`) that Numba calls from a plain ``@overload`` and LLVM inlines. The
+# intrinsic reads the arrays out of ``out`` in LLVM IR without binding them to variables, so
+# a kernel counts no references per animal: an ``@overload(..., inline="always")`` is inlined
+# in Numba's IR, where binding ``out`` to the inlined body's argument increments every array
+# of the tuple, and the decrements land after the kernel's branches join, where Numba's
+# reference-count pruning cannot pair them -- about five atomic increments and decrements
+# per animal and behaviour, 15 % of the ``flock`` step. The CUDA target keeps the inlined
+# versions (``_emit`` and ``_no_opinion`` below; starling.cuda.device_api).
+#
+# Two Numba 0.68 bugs shaped those inlined versions and still hold for them:
 #
 # * they are not ``@njit(inline="always")``: Numba then loses the writes of such a function
 #   when it writes through a named tuple inside a branch and the caller also inlines an
@@ -174,7 +182,6 @@ def emit(out, i, dx, dy, dz, direction_desire, speed, speed_desire):
     out.speed_desire[i] = row[5] if row[5] >= 0.0 else 0.0
 
 
-@overload(no_opinion, inline="always")
 def _no_opinion(out, i):
     def impl(out, i):
         direction = out[_DIRECTION]
@@ -188,7 +195,6 @@ def _no_opinion(out, i):
     return impl
 
 
-@overload(emit, inline="always")
 def _emit(out, i, dx, dy, dz, direction_desire, speed, speed_desire):
     def impl(out, i, dx, dy, dz, direction_desire, speed, speed_desire):
         # the values as stored: the same rounding as assigning them to the float32 arrays
@@ -227,5 +233,70 @@ def _emit(out, i, dx, dy, dz, direction_desire, speed, speed_desire):
             desire[i] = 0.0
             speeds[i] = 0.0
             speed_desires[i] = 0.0
+
+    return impl
+
+
+_VALUE_FIELDS = (_DIRECTION, _DIRECTION_DESIRE, _SPEED, _SPEED_DESIRE)
+
+
+@intrinsic
+def _store_row(typingctx, out, i, dx, dy, dz, direction_desire, speed, speed_desire):
+    """Store animal ``i``'s row as :func:`emit` defines it, in LLVM IR and without branches.
+
+    Each value is rounded to float32 as an assignment would; the row is zeroed unless all six
+    are finite, and a negative desire or speed (not -0.0) is stored as 0 -- the same bits as
+    the inlined :func:`_emit`, which ``tests/steering/test_results_emit.py`` compares.
+    """
+    values = (dx, dy, dz, direction_desire, speed, speed_desire)
+    if not (isinstance(out, types.BaseTuple) and len(out) == len(ResultView._fields)
+            and all(isinstance(out[k], types.Array) and out[k].dtype == types.float32 for k in _VALUE_FIELDS)
+            and isinstance(i, types.Integer) and all(isinstance(v, (types.Number, types.Boolean)) for v in values)):
+        return None
+    signature = types.none(out, i, *values)
+
+    def codegen(context, builder, sig, args):
+        f32 = context.get_value_type(types.float32)
+        zero = f32(0.0)
+        fabs = builder.module.declare_intrinsic("llvm.fabs", [f32])
+        stored = [context.cast(builder, v, t, types.float32) for v, t in zip(args[2:], sig.args[2:])]
+        finite = cgutils.true_bit
+        for v in stored:  # |v| < inf is false for NaN and the infinities
+            finite = builder.and_(finite, builder.fcmp_ordered("<", builder.call(fabs, [v]), f32(float("inf"))))
+        x, y, z, desire, speed_, speed_desire_ = (builder.select(finite, v, zero) for v in stored)
+        row = context.cast(builder, args[1], sig.args[1], types.intp)
+
+        def store(field, value, column=None):
+            array_type = sig.args[0][field]
+            array = context.make_array(array_type)(context, builder, builder.extract_value(args[0], field))
+            index = [row] if column is None else [row, context.get_constant(types.intp, column)]
+            builder.store(value, cgutils.get_item_pointer(context, builder, array_type, array, index))
+
+        def not_negative(v):
+            return builder.select(builder.fcmp_ordered("<", v, zero), zero, v)
+
+        store(_DIRECTION, x, 0)
+        store(_DIRECTION, y, 1)
+        store(_DIRECTION, z, 2)
+        store(_DIRECTION_DESIRE, not_negative(desire))
+        store(_SPEED, not_negative(speed_))
+        store(_SPEED_DESIRE, not_negative(speed_desire_))
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@overload(emit)
+def _emit_compiled(out, i, dx, dy, dz, direction_desire, speed, speed_desire):
+    def impl(out, i, dx, dy, dz, direction_desire, speed, speed_desire):
+        _store_row(out, i, dx, dy, dz, direction_desire, speed, speed_desire)
+
+    return impl
+
+
+@overload(no_opinion)
+def _no_opinion_compiled(out, i):
+    def impl(out, i):
+        _store_row(out, i, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
     return impl

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from starling.steering.queries import grid as grid_module
+from starling.steering.queries import grid_query
 from starling.steering.queries.candidates import query_thresholds
 from starling.steering.queries.grid import GridIndex
 from starling.steering.queries.neighbors import (
@@ -733,3 +734,20 @@ def test_property_every_method_equals_brute_force(scene):
     index, distance, count, overflow = expected
     assert np.all(count >= 0) and np.all(overflow >= 0) and np.all(count <= scene["k"])
     assert not np.isnan(distance).any()
+
+
+def test_the_grid_query_counts_no_references_per_row(monkeypatch, references_outside_entry):
+    # every row of a dense flock goes through the insertion path, and a crowded one through
+    # the sort: neither may count a reference per row (an atomic operation per animal and step)
+    calls = []
+    monkeypatch.setattr(grid_module, "_query_serial", lambda *args: calls.append(args))
+    rng = np.random.default_rng(3)
+    flock = rng.uniform(0.0, 4.0, (300, 3)).astype(np.float32)
+    grid = GridIndex()
+    grid.build(flock, 2.0)
+    forward = np.tile(np.array([1.0, 0.0, 0.0], np.float32), (300, 1))
+    index, distance = np.empty((300, 5), np.int32), np.empty((300, 5), np.float32)
+    count, overflow = np.empty(300, np.int32), np.empty(300, np.int32)
+    grid.query(flock, forward, 2.0, 360.0, 5, index, distance, count, overflow, exclude_self=True)
+    assert len(calls) == 1
+    assert references_outside_entry(grid_query._query_serial, *calls[0]) == 0

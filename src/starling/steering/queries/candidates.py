@@ -11,8 +11,12 @@ depends neither on the order candidates were met in nor on the thread count.
 Because every method runs these same expressions in the same order, they all
 produce bit-identical tables.
 
-The helpers take and return scalars (array arguments would cost reference
-counting in the hot loop), and the hot ones are inlined into their callers.
+The pair-test helpers take and return scalars and are inlined into their callers
+in Numba's IR. The two that write a row (``_insert_row``, ``_sort_into_row``) take
+the table's arrays, so they are plain calls instead, which LLVM may still inline:
+binding an array to an IR-inlined function's argument counts a reference, an atomic
+increment and decrement per query row that Numba's pruning cannot pair across the
+query's branches (measured: 1.7 pairs per bird and step in ``flock``, 15 % of its step).
 ``_serial_and_parallel`` compiles a kernel body twice, serially and with
 ``prange``, for the grid's sort and query and the k-d tree's selection.
 """
@@ -143,19 +147,22 @@ def candidate_distance(ox, oy, oz, bx, by, bz, vx, vy, vz, r2, sees_all, fx, fy,
     return dist
 
 
-@njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _sort_into_row(out_index, out_distance, row, k, cd, cs, nc):
-    """Write the ``min(nc, k)`` smallest of ``nc`` buffered candidates into ``row``, in order; returns the count.
+@njit(cache=True, no_cfunc_wrapper=True)
+def _sort_into_row(out_index, out_distance, row, k, scratch_dist, scratch_slot, tid, nc):
+    """Write the ``min(nc, k)`` smallest of the ``nc`` candidates buffered in thread ``tid``'s
+    scratch rows into ``row``, in order; returns the count.
 
     Each candidate becomes one 64-bit key, the float32 distance's bits above the
     target index: a non-negative float's bits order as its value, so sorting the
     keys orders by (distance, index) as :func:`_insert_row` does, in O(m log m)
     instead of insertion's O(m²) shifts (a school of 100 in reach of each other).
+    The scratch arrays come whole with the thread's row number: a row view made by
+    the caller would count a reference there.
     """
     keys = np.empty(nc, np.uint64)
-    bits = cd[:nc].view(np.uint32)
+    bits = scratch_dist[tid, :nc].view(np.uint32)
     for a in range(nc):
-        keys[a] = (np.uint64(bits[a]) << np.uint64(32)) | np.uint64(np.uint32(cs[a]))
+        keys[a] = (np.uint64(bits[a]) << np.uint64(32)) | np.uint64(np.uint32(scratch_slot[tid, a]))
     keys.sort()
     count = min(nc, k)
     row_bits = out_distance[row].view(np.uint32)
@@ -167,7 +174,7 @@ def _sort_into_row(out_index, out_distance, row, k, cd, cs, nc):
     return count
 
 
-@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
 def _insert_row(out_index, out_distance, row, count, k, dist, j):
     """Insert candidate ``(dist, j)`` into the sorted top-k ``row``; returns the new count.
 

@@ -311,7 +311,7 @@ def _query_body(
         elif not flushed and 2 * k >= nc:
             # most candidates are kept: insertion would shift O(nc²) times, a sort is O(nc log nc);
             # when few are kept, insertion rejects most candidates with one comparison instead
-            count = _sort_into_row(out_index, out_distance, row, k, scratch_dist[tid], scratch_slot[tid], nc)
+            count = _sort_into_row(out_index, out_distance, row, k, scratch_dist, scratch_slot, tid, nc)
         else:
             for a in range(nc):
                 count = _insert_row(out_index, out_distance, row, count, k, scratch_dist[tid, a], scratch_slot[tid, a])
