@@ -33,9 +33,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def live_server(tmp_path_factory):
-    """The app on a free port, streaming the built-in flock (1,000 birds) in real time."""
+    """The app on a free port, streaming the built-in flock (1,000 birds) in real time.
+
+    Package-scoped: it steps and encodes frames whether or not a page watches (a quarter of
+    a core, and the GIL), so it stops with the last browser test, not with the whole suite."""
     if not (STATIC / "index.html").is_file():
         pytest.fail(f"the front-end is not built in {STATIC}: run `make setup` (npm ci && npm run build in web/)")
     import time
@@ -59,7 +62,7 @@ def live_server(tmp_path_factory):
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
     from playwright.sync_api import sync_playwright
 

@@ -47,18 +47,23 @@ def test_the_protocol_is_a_sweep_of_the_scenarios_named_parameters():
 
 
 def test_the_command_prints_every_field_as_json(tmp_path):
-    result = CliRunner().invoke(app, ["experiment", "savannah", "--runs-per-setup", "4", "--workers", "2",
-                                      "--out", str(tmp_path), "--json"])
+    # a 36 s time limit (the scenario's is 300 s) keeps the 12 runs short: a lone lion tires and
+    # retreats (or catches) after about 33 s, a pride is still preparing and times out
+    result = CliRunner().invoke(app, ["experiment", "savannah", "--runs-per-setup", "2", "--workers", "2",
+                                      "--set", "stop.2.at=36.0", "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout.strip().splitlines()[-1])
-    assert data["experiment"] == "savannah" and data["runs_per_setup"] == 4
+    assert data["experiment"] == "savannah" and data["runs_per_setup"] == 2
+    assert data["overrides"] == ["stop.2.at=36.0"]
     assert [(s["lions"], s["zebras"]) for s in data["setups"]] == list(SETUPS)
     for s in data["setups"]:
-        assert s["runs"] == 4 and 0 <= s["successes"] <= 4 and s["rate"] == s["successes"] / 4
+        assert s["runs"] == 2 and 0 <= s["successes"] <= 2 and s["rate"] == s["successes"] / 2
         assert s["ci_low"] <= s["rate"] <= s["ci_high"]
     for key in ("pack_rate", "alone_rate", "total_rate"):
         assert 0.0 <= data[key] <= 1.0
-    assert sum(data["outcomes"].values()) == 24
+    assert sum(data["outcomes"].values()) == 12
+    assert data["outcomes"]["timeout"] >= 6       # the prides: the --set reached every run
+    assert data["outcomes"].get("retreated", 0) + data["outcomes"].get("caught", 0) >= 2   # the lone lions
     for name in ("csv", "parquet", "json", "png"):
         assert (tmp_path / f"savannah.{name}").stat().st_size > 0
     assert (tmp_path / "runs" / "runs.parquet").exists()

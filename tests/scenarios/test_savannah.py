@@ -9,6 +9,10 @@ import starling
 from starling import Simulation
 from starling.config import ConfigError, read_scenario_data, validate_scenario
 from starling.ecology.pack import PackSystem
+from starling.experiments.backends import make_backend
+from starling.experiments.driver import run_sweep_file
+from starling.experiments.savannah import sweep_spec
+from starling.experiments.sweep_file import check_sweep
 
 
 def _states(sim):
@@ -108,13 +112,16 @@ def test_the_time_limit_decides_when_nothing_else_does():
     assert _until_decided(sim) == {"outcome": "timeout", "step": 100, "time": pytest.approx(2.0)}
 
 
-def test_a_pride_catches_in_most_runs_a_lone_lion_rarely():
-    def caught(lions, seed):
-        sim = starling.load_scenario("savannah", overrides=[f"lions={lions}", "zebras=10"], seed=seed, record_debug=False)
-        return _until_decided(sim)["outcome"] == "caught"
-
-    pride = sum(caught(3, seed) for seed in range(1, 11))
-    alone = sum(caught(1, seed) for seed in range(1, 11))
+def test_a_pride_catches_in_most_runs_a_lone_lion_rarely(tmp_path):
+    # the experiment's own protocol (seeds 1..10 of each setup, every run until decided), on two
+    # worker processes: twenty runs of up to 80 simulated seconds each
+    spec = {**sweep_spec(10), "parameters": {"lions": [3, 1], "zebras": [10]}}
+    output, _ = run_sweep_file(check_sweep(spec, "pride against alone"), make_backend("local", 2, None), tmp_path)
+    rows = [r for r in output.rows if r["status"] == "ok"]
+    assert sorted((r["lions"], r["seed"]) for r in rows) == [(n, s) for n in (1, 3) for s in range(1, 11)]
+    assert all(r["outcome"] in ("caught", "retreated") for r in rows)     # each decided before the time limit
+    pride = sum(r["outcome"] == "caught" for r in rows if r["lions"] == 3)
+    alone = sum(r["outcome"] == "caught" for r in rows if r["lions"] == 1)
     assert pride >= 6 and alone <= 2, (pride, alone)
 
 
