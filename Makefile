@@ -8,6 +8,8 @@ STAMP := $(VENV)/.installed
 WEB_STAMP := src/starling/server/static/.built
 WARM_STAMP := $(VENV)/.kernels-warm
 SCENE ?=
+# pytest-xdist workers for `make test` (the CI machine has two cores)
+TEST_WORKERS ?= 2
 
 .PHONY: setup demo test test-fast bench web warm system-deps clean
 
@@ -52,10 +54,10 @@ demo: setup
 # STARLING_REQUIRE_BROWSER: here Chromium was just installed, so a missing one is an error, not a skip.
 test: setup system-deps
 	$(BIN)/lint-imports
-	STARLING_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
+	STARLING_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not browser and not slow"
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not browser and not slow"
 
 bench: setup
 	$(BIN)/starling bench --json

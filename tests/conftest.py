@@ -38,3 +38,25 @@ def _references_outside_entry(kernel, *args):
 @pytest.fixture
 def references_outside_entry():
     return _references_outside_entry
+
+
+
+# `make test` runs the suite on two pytest-xdist workers. Tests that share something
+# machine-wide run on one worker, in order: the browser tests (one live server and one
+# Chromium, whose software rasteriser takes a core of its own) and the Ray tests (a local
+# Ray cluster, its ports and ~/.ray). Every other test is scheduled on its own.
+# (xdist's `--dist loadgroup` does not group under pytest 9, whose node ids it cannot rename.)
+SERIAL_SCOPES = {"tests/browser/": "browser", "tests/experiments/test_sweep_backends.py": "ray"}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedResourceScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            for prefix, scope in SERIAL_SCOPES.items():
+                if nodeid.startswith(prefix):
+                    return scope
+            return nodeid
+
+    return SharedResourceScheduling(config, log)
