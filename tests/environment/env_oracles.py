@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from starling.environment import primitives as P
+from starling.environment import rotations as R
 
 # ----------------------------------------------------------------------------------------------------
 # exact signed distances, vectorised over points (m, 3)
@@ -174,7 +175,7 @@ def brute_force_cast(env, origins, dirs, max_distance, mask):
                 cands.append((t, nn, a.sph_l[i]))
         for i in range(len(a.box_h)):
             if (mask >> int(a.box_l[i])) & 1:
-                t, *nn = P.ray_box(*o, *d, tmax, *a.box_c[i], P.rot9(a.box_rot[i]), *a.box_h[i])
+                t, *nn = P.ray_box(*o, *d, tmax, *a.box_c[i], R.rot9(a.box_rot[i]), *a.box_h[i])
                 cands.append((t, nn, a.box_l[i]))
         for i in range(len(a.cap_r)):
             if (mask >> int(a.cap_l[i])) & 1:

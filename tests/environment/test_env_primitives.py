@@ -14,14 +14,15 @@ from env_oracles import (
 )
 from starling.environment import mesh as M
 from starling.environment import primitives as P
+from starling.environment import rotations as R
 
 
 def _shapes(rng):
     """One random instance of each finite primitive: (name, sdf, ray kernel, sd kernel, sweep kernel)."""
     c = rng.uniform(-1, 1, 3)
     r = rng.uniform(0.5, 1.5)
-    rot = P.rotation_from_ypr(*rng.uniform(-180, 180, 3))
-    r9 = P.rot9(rot)
+    rot = R.rotation_from_ypr(*rng.uniform(-180, 180, 3))
+    r9 = R.rot9(rot)
     h = rng.uniform(0.3, 1.5, 3)
     a = rng.uniform(-1, 1, 3)
     b = a + random_unit(rng, 1)[0] * rng.uniform(0.5, 2.0)
@@ -205,11 +206,11 @@ def test_sweep_overlap_rule_blocks_motion_into_a_touched_surface_and_lets_slidin
 
 def test_rotations_follow_the_documented_conventions():
     # yaw 90 turns +z (forward) towards +x, pitch 90 turns +z towards -y, roll 90 turns +x towards +y
-    assert np.allclose(P.rotation_from_ypr(90, 0, 0) @ [0, 0, 1], [1, 0, 0], atol=1e-12)
-    assert np.allclose(P.rotation_from_ypr(0, 90, 0) @ [0, 0, 1], [0, -1, 0], atol=1e-12)
-    assert np.allclose(P.rotation_from_ypr(0, 0, 90) @ [1, 0, 0], [0, 1, 0], atol=1e-12)
+    assert np.allclose(R.rotation_from_ypr(90, 0, 0) @ [0, 0, 1], [1, 0, 0], atol=1e-12)
+    assert np.allclose(R.rotation_from_ypr(0, 90, 0) @ [0, 0, 1], [0, -1, 0], atol=1e-12)
+    assert np.allclose(R.rotation_from_ypr(0, 0, 90) @ [1, 0, 0], [0, 1, 0], atol=1e-12)
     # the quaternion of a yaw of 90 degrees about +y gives the same matrix
     s = np.sqrt(0.5)
-    assert np.allclose(P.rotation_from_quaternion(s, 0, s, 0), P.rotation_from_ypr(90, 0, 0), atol=1e-12)
-    rot = P.rotation_from_ypr(33, -20, 71)
+    assert np.allclose(R.rotation_from_quaternion(s, 0, s, 0), R.rotation_from_ypr(90, 0, 0), atol=1e-12)
+    rot = R.rotation_from_ypr(33, -20, 71)
     assert np.allclose(rot @ rot.T, np.eye(3), atol=1e-12) and np.isclose(np.linalg.det(rot), 1.0)

@@ -267,7 +267,7 @@ def test_is_inside_solid_matches_analytic_answers_for_every_shape():
             {"kind": "plane", "point": (0, -10, 0), "normal": (0, 1, 0)},
         ],
     })
-    from starling.environment.primitives import rotation_from_ypr
+    from starling.environment.rotations import rotation_from_ypr
 
     rot = rotation_from_ypr(*rot_deg)
     pts, expect = [], []
@@ -330,7 +330,7 @@ def test_sphere_cast_matches_tracing_over_terrain_mesh_and_primitives():
     from env_oracles import heightfield_triangles, numeric_gradient, sdf_box, sdf_cylinder, sdf_sphere, sphere_trace
     from env_oracles import triangles_distance
     from starling.environment import sphere_cast
-    from starling.environment.primitives import rotation_from_ypr
+    from starling.environment.rotations import rotation_from_ypr
 
     rng = np.random.default_rng(21)
     X, Z = np.meshgrid(np.linspace(-6, 6, 9), np.linspace(-6, 6, 9))

@@ -234,7 +234,7 @@ def test_the_scene_describes_the_environment_in_the_viewer_protocol():
     # three.js applies rotation_deg as Euler XYZ: it must rebuild the box's rotation (yaw, pitch, roll)
     from scipy.spatial.transform import Rotation
 
-    from starling.environment.primitives import rotation_matrix
+    from starling.environment.rotations import rotation_matrix
     np.testing.assert_allclose(Rotation.from_euler("XYZ", box.rotation_deg, degrees=True).as_matrix(),
                                rotation_matrix((30, 10, 5), None), atol=1e-5)
     tilted = next(o for o in model.obstacles if o.shape == "cylinder" and o.rotation_deg != (0.0, 0.0, 0.0))

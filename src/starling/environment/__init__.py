@@ -23,7 +23,7 @@ def _drop_stale_kernel_caches() -> None:
     """
     root = _Path(__file__).resolve().parent.parent
     sources = [root / "environment" / f"{name}.py" for name in
-               ("primitives", "mesh", "terrain", "water", "casting", "raycast", "spherecast", "inside", "scene")]
+               ("primitives", "packed", "mesh", "terrain", "water", "casting", "raycast", "spherecast", "inside", "scene")]
     sources += [root / "environment" / "collide.py", root / "steering" / "queries" / "rays.py"]
     try:
         stamp = ";".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sources if p.exists())

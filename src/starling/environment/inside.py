@@ -16,7 +16,8 @@ from numba import prange
 from ..world.layers import ALL_LAYERS
 from .casting import _CHUNK, PARALLEL_THRESHOLD, _as_rows, _chunk, _hjit, _pjit, _sjit, solids, stack_size
 from .mesh import distance_to_triangle, point_in_box, ray_aabb, ray_triangle, safe_inverse
-from .primitives import INF, prim_sd, sd_plane
+from .packed import prim_sd
+from .primitives import INF, sd_plane
 from .terrain import sd_heightfield
 
 

@@ -23,7 +23,8 @@ allocation so that the batched kernels (:mod:`~starling.environment.raycast`,
     (seed 000, 7.2.2; Fauerby's and Linahan's swept-sphere formulation).
 
 The normals returned by ``ray_*`` are the outward normals; the batched cast flips them to face the ray
-origin once per ray.
+origin once per ray.  The finite shapes packed one per table row, as the scene stores them, are in
+:mod:`~starling.environment.packed`; the rotations of oriented shapes in :mod:`~starling.environment.rotations`.
 """
 
 from __future__ import annotations
@@ -41,12 +42,6 @@ INF = np.inf
 _jit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, _nrt=False)
 # one-line helpers are inlined where they are called: a separate compilation costs more than the helper
 _ijit = njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", nogil=True, inline="always", _nrt=False)
-
-# kinds of finite primitives as stored in the primitive BVH
-KIND_SPHERE = 0
-KIND_BOX = 1
-KIND_CAPSULE = 2
-KIND_CYLINDER = 3
 
 _EPS = 1e-12
 
@@ -660,107 +655,3 @@ def sweep_plane(ox, oy, oz, dx, dy, dz, tmax, rs, px, py, pz, nx, ny, nz):
     if t > tmax:
         return INF, 0.0, 0.0, 0.0
     return max(t, 0.0), nx, ny, nz
-
-
-# ----------------------------------------------------------------------------------------------------
-# rotations (used when building the scene, in Python)
-# ----------------------------------------------------------------------------------------------------
-
-
-def rotation_from_ypr(yaw_deg: float, pitch_deg: float, roll_deg: float) -> np.ndarray:
-    """``R = Ry(yaw) @ Rx(pitch) @ Rz(roll)`` from degrees (right-hand rule about each axis)."""
-    y, p, r = np.radians([yaw_deg, pitch_deg, roll_deg])
-    cy, sy, cp, sp, cr, sr = np.cos(y), np.sin(y), np.cos(p), np.sin(p), np.cos(r), np.sin(r)
-    ry = np.array([[cy, 0, sy], [0, 1, 0], [-sy, 0, cy]])
-    rx = np.array([[1, 0, 0], [0, cp, -sp], [0, sp, cp]])
-    rz = np.array([[cr, -sr, 0], [sr, cr, 0], [0, 0, 1]])
-    return ry @ rx @ rz
-
-
-def rotation_from_quaternion(w: float, x: float, y: float, z: float) -> np.ndarray:
-    """The rotation matrix of the quaternion ``(w, x, y, z)`` (normalised first)."""
-    q = np.array([w, x, y, z], dtype=np.float64)
-    n = np.linalg.norm(q)
-    if n <= 1e-12:
-        raise ValueError("quaternion has zero length")
-    w, x, y, z = q / n
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
-def rotation_matrix(yaw_pitch_roll_deg=(0.0, 0.0, 0.0), quaternion=None) -> np.ndarray:
-    """The 3x3 rotation of an oriented config (quaternion wins when given)."""
-    if quaternion is not None:
-        return rotation_from_quaternion(*quaternion)
-    return rotation_from_ypr(*yaw_pitch_roll_deg)
-
-
-def rot9(rot: np.ndarray) -> tuple:
-    """The 9-tuple (row-major) form of a 3x3 rotation that the box kernels take."""
-    return tuple(float(v) for v in np.asarray(rot, dtype=np.float64).ravel())
-
-
-# ----------------------------------------------------------------------------------------------------
-# packed primitives: one float64 row of parameters per primitive, dispatched on its kind
-# ----------------------------------------------------------------------------------------------------
-
-PRIM_WIDTH = 16
-"""Columns of the packed primitive table ``prim_f``.  Rows by kind:
-
-* sphere: ``cx, cy, cz, r``
-* box: ``cx, cy, cz, hx, hy, hz, r00, r01, r02, r10, r11, r12, r20, r21, r22`` (rotation row-major)
-* capsule: ``ax, ay, az, bx, by, bz, r``
-* cylinder: ``ax, ay, az, ux, uy, uz, height, r``
-"""
-
-
-@_ijit
-def _box_rot(f, p):
-    return (f[p, 6], f[p, 7], f[p, 8], f[p, 9], f[p, 10], f[p, 11], f[p, 12], f[p, 13], f[p, 14])
-
-
-@_jit
-def prim_ray(f, p, kind, ox, oy, oz, dx, dy, dz, tmax):
-    """:func:`ray_sphere` & co. for packed primitive ``p`` of ``kind``."""
-    if kind == KIND_SPHERE:
-        return ray_sphere(ox, oy, oz, dx, dy, dz, tmax, f[p, 0], f[p, 1], f[p, 2], f[p, 3])
-    if kind == KIND_BOX:
-        return ray_box(ox, oy, oz, dx, dy, dz, tmax, f[p, 0], f[p, 1], f[p, 2], _box_rot(f, p), f[p, 3], f[p, 4],
-                       f[p, 5])
-    if kind == KIND_CAPSULE:
-        return ray_capsule(ox, oy, oz, dx, dy, dz, tmax, f[p, 0], f[p, 1], f[p, 2], f[p, 3], f[p, 4], f[p, 5],
-                           f[p, 6])
-    return ray_cylinder(ox, oy, oz, dx, dy, dz, tmax, f[p, 0], f[p, 1], f[p, 2], f[p, 3], f[p, 4], f[p, 5], f[p, 6],
-                        f[p, 7])
-
-
-@_jit
-def prim_sd(f, p, kind, px, py, pz):
-    """:func:`sd_sphere` & co. for packed primitive ``p`` of ``kind``."""
-    if kind == KIND_SPHERE:
-        return sd_sphere(px, py, pz, f[p, 0], f[p, 1], f[p, 2], f[p, 3])
-    if kind == KIND_BOX:
-        return sd_box(px, py, pz, f[p, 0], f[p, 1], f[p, 2], _box_rot(f, p), f[p, 3], f[p, 4], f[p, 5])
-    if kind == KIND_CAPSULE:
-        return sd_capsule(px, py, pz, f[p, 0], f[p, 1], f[p, 2], f[p, 3], f[p, 4], f[p, 5], f[p, 6])
-    return sd_cylinder(px, py, pz, f[p, 0], f[p, 1], f[p, 2], f[p, 3], f[p, 4], f[p, 5], f[p, 6], f[p, 7])
-
-
-@_jit
-def prim_sweep(f, p, kind, ox, oy, oz, dx, dy, dz, tmax, rs):
-    """:func:`sweep_sphere` & co. for packed primitive ``p`` of ``kind``."""
-    if kind == KIND_SPHERE:
-        return sweep_sphere(ox, oy, oz, dx, dy, dz, tmax, rs, f[p, 0], f[p, 1], f[p, 2], f[p, 3])
-    if kind == KIND_BOX:
-        return sweep_box(ox, oy, oz, dx, dy, dz, tmax, rs, f[p, 0], f[p, 1], f[p, 2], _box_rot(f, p), f[p, 3],
-                         f[p, 4], f[p, 5])
-    if kind == KIND_CAPSULE:
-        return sweep_capsule(ox, oy, oz, dx, dy, dz, tmax, rs, f[p, 0], f[p, 1], f[p, 2], f[p, 3], f[p, 4], f[p, 5],
-                             f[p, 6])
-    return sweep_cylinder(ox, oy, oz, dx, dy, dz, tmax, rs, f[p, 0], f[p, 1], f[p, 2], f[p, 3], f[p, 4], f[p, 5],
-                          f[p, 6], f[p, 7])

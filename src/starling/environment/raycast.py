@@ -55,7 +55,8 @@ from .casting import (
 )
 from .inside import inside_solid
 from .mesh import ray_aabb, ray_triangle, safe_inverse
-from .primitives import INF, prim_ray, ray_plane
+from .packed import prim_ray
+from .primitives import INF, ray_plane
 from .spherecast import sphere_cast
 from .terrain import box_clear_of_terrain, ray_heightfield
 from .water import ray_water

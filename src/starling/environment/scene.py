@@ -35,7 +35,8 @@ from .config import (
 )
 from ..world.layers import ALL_LAYERS, LayerRegistry
 from .mesh import BVH, build_bvh, load_mesh_file, transform_vertices, triangles_from
-from .primitives import KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_SPHERE, PRIM_WIDTH, rotation_matrix
+from .packed import KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_SPHERE, PRIM_WIDTH
+from .rotations import rotation_matrix
 from .terrain import Heightfield, clearance_block
 from .water import WaterBodies
 
@@ -54,7 +55,7 @@ GeometryArrays = namedtuple(
         # --- kernel tables ---
         # planes: (p, 6) [point, unit normal], (p,) layer
         "pl_f", "pl_i",
-        # finite primitives in BVH leaf order: (k, 16) parameters (see primitives.PRIM_WIDTH),
+        # finite primitives in BVH leaf order: (k, 16) parameters (see packed.PRIM_WIDTH),
         # (k, 3) [kind, layer, index within its type], (k, 6) bounding boxes (a cheap pre-test)
         "prim_f", "prim_i", "prim_box",
         # BVH over the primitives: (m, 6) node boxes, (m, 3) [start, count, layer mask]

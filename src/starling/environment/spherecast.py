@@ -32,7 +32,8 @@ from .casting import (
     stack_size,
 )
 from .mesh import APPROACH_EPS, CONTACT_EPS, ray_aabb_grown, safe_inverse, sweep_triangle
-from .primitives import INF, prim_sd, prim_sweep, sd_plane, sweep_plane
+from .packed import prim_sd, prim_sweep
+from .primitives import INF, sd_plane, sweep_plane
 from .terrain import sweep_heightfield
 
 

@@ -45,7 +45,7 @@ from ..systems import System
 from .config import BoxConfig, CapsuleConfig, CylinderConfig, EnvironmentConfig, PlaneConfig, SphereConfig
 from .errors import EnvironmentError_
 from ..world.layers import DEFAULT_LAYERS
-from .primitives import rotation_matrix
+from .rotations import rotation_matrix
 from .terrain import height_and_normal
 from .water import in_region
 
