@@ -60,3 +60,31 @@ def pytest_xdist_make_scheduler(config, log):
             return nodeid
 
     return SharedResourceScheduling(config, log)
+
+
+@pytest.fixture(autouse=True)
+def _machine_share(request, tmp_path_factory):
+    """Under xdist, a test marked ``quiet_machine`` (one that compares rates measured over a few
+    seconds) runs while no other worker runs a test: every test holds a shared lock on one file,
+    a quiet one an exclusive lock. A turnstile lock, held by the quiet test while it waits, keeps
+    the other worker's next tests from starving it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    import fcntl
+
+    folder = tmp_path_factory.getbasetemp().parent  # shared by the workers of one run
+    quiet = request.node.get_closest_marker("quiet_machine") is not None
+    with open(folder / "machine.turnstile", "a") as turnstile, open(folder / "machine.lock", "a") as lock:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if quiet else fcntl.LOCK_SH)
+        finally:
+            if not quiet:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            if quiet:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)

@@ -8,7 +8,8 @@ import numpy as np
 from starling.cli import _session_recorder
 from starling.recording import open_recording
 from starling.server import protocol as P
-from starling.server.runner import SimulationRunner, scenario_loader
+from starling.server.runner import SimulationRunner
+from starling.server.scenes import scenario_loader
 
 
 

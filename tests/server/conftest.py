@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from starling.server.runner import SimulationRunner, scenario_loader
+from starling.server.runner import SimulationRunner
+from starling.server.scenes import scenario_loader
 
 from .helpers import SCENARIO, SMALL, RecordingSink, wait_for
 

@@ -6,7 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from starling.server import create_app
-from starling.server.runner import scenario_loader
+from starling.server.scenes import scenario_loader
 
 from .helpers import SCENARIO, SMALL, wait_for
 

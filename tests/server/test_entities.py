@@ -17,7 +17,8 @@ from starling.ecology import sounds as S
 from starling import frames as F
 from starling.server import protocol as P
 from starling.server.live_view import entity_blocks, entity_states
-from starling.server.runner import SimulationRunner, scenario_loader
+from starling.server.runner import SimulationRunner
+from starling.server.scenes import scenario_loader
 from starling.world import Population, World
 
 from .helpers import RecordingSink, wait_for

@@ -6,18 +6,20 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from websockets.sync.client import connect
 
 from starling.server import BackgroundServer, create_app
 from starling import frames as F
 from starling.server import protocol as P
-from starling.server.runner import scenario_loader
+from starling.server.scenes import scenario_loader
 
 from .helpers import SCENARIO, wait_for
 
 STALL_SECONDS = 3.5
 
 
+@pytest.mark.quiet_machine  # step and frame rates with and without the stall, a few seconds each
 def test_a_stalled_client_drops_frames_and_slows_nobody(tmp_path):
     # 3,000 birds at 3x real time: 48 KB frames about 50 times a second, enough to fill
     # the kernel's socket buffers (about 4 MB on Linux) well within the stall.

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from starling import frames as F
 from starling.cli import app as cli
 from starling.server import create_app, create_replay_app
-from starling.server.runner import scenario_loader
+from starling.server.scenes import scenario_loader
 
 from .helpers import SCENARIO, SMALL, wait_for
 from .test_replay import make_recording

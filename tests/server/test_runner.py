@@ -8,7 +8,8 @@ import pytest
 
 from starling import frames as F
 from starling.server import protocol as P
-from starling.server.runner import SimulationRunner, scenario_loader
+from starling.server.runner import SimulationRunner
+from starling.server.scenes import scenario_loader
 
 from .helpers import RecordingSink, wait_for
 

@@ -13,7 +13,7 @@ from starling.server import create_app
 from starling import frames as F
 from starling.server import protocol as P
 from starling.server.app import origin_allowed
-from starling.server.runner import scenario_loader
+from starling.server.scenes import scenario_loader
 
 from .helpers import SCENARIO, SMALL, wait_for
 

@@ -30,7 +30,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.websockets import WebSocketDisconnect
 
 from . import protocol as P
-from .runner import ClientGone, Loader, Names, SimulationRunner, scenario_loader
+from .runner import ClientGone, SimulationRunner
+from .scenes import Loader, Names, scenario_loader
 
 _LOADING = '"loading":true'  # how a status saying a scene is loading reads (protocol.dumps is compact)
 

@@ -26,7 +26,8 @@ import numpy as np
 from . import protocol as P
 from .threaded import ThreadedRunner
 from .live_view import EntityBlock, entity_blocks
-from .runner import ClientGone, SimulationRunner
+from .runner import ClientGone
+from .scenes import scene_message
 from .. import frames as F
 
 log = logging.getLogger("starling.server")
@@ -191,11 +192,8 @@ class ReplayRunner(ThreadedRunner):
     def _setup(self) -> None:
         sim = self._build_scene(self.rec)
         self._entities = entity_blocks(sim)
-        # The live runner's scene message, made from the rebuilt (never stepped) simulation.
-        live = SimulationRunner(self.scenario_name, scenario_names=self.scenario_names)
-        live.sim = sim
-        live._entities = self._entities
-        scene = live.scene_message()
+        # The live app's scene message, made from the rebuilt (never stepped) simulation.
+        scene = scene_message(sim, self.scenario_name, self.scenario_names(), self._entities)
         scene["player"] = {action: False for action in scene["player"]}
         scene["replay"] = self.timeline()
         self._scene = scene

@@ -19,7 +19,6 @@ socket ever sends it is the hub's concern, so no client can slow the simulation.
 from __future__ import annotations
 
 import concurrent.futures
-import functools
 import logging
 import math
 import threading
@@ -31,6 +30,7 @@ from typing import Any, Callable, Optional, Protocol
 
 from . import protocol as P
 from .live_view import EntityBlock, entity_blocks, frame_states, read_readouts
+from .scenes import Loader, Names, default_scenario_names, scenario_loader, scene_message
 from .threaded import ThreadedRunner
 from .. import frames as F
 from ..config import ConfigError, Problem
@@ -65,44 +65,6 @@ class Sink(Protocol):
 @dataclass(frozen=True)
 class ClientGone:
     """Internal command: a client disconnected, forget its selection."""
-
-
-Loader = Callable[[str, Optional[int]], Any]
-Names = Callable[[], list[str]]
-
-
-def scenario_loader(overrides: tuple[str, ...] = (), scenario: Optional[str] = None) -> Loader:
-    """A loader over the public API.
-
-    ``overrides`` (``"species.bird.count=5000"``) apply whenever ``scenario`` is
-    (re)loaded and to no other scenario, whose fields they would not match.
-    """
-
-    def load(name: str, seed: Optional[int]) -> Any:
-        import starling
-
-        extra = overrides if scenario is None or name == scenario else ()
-        return starling.load_scenario(name, seed=seed, overrides=extra)
-
-    return load
-
-
-def _default_names() -> list[str]:
-    import starling
-
-    return list(starling.scenario_names())
-
-
-@functools.lru_cache(maxsize=None)
-def _description(name: str) -> str:
-    """A built-in scenario's one-line description for the scene picker ("" when unknown)."""
-    from ..config import read_scenario_data
-
-    try:
-        data, _ = read_scenario_data(name)
-    except Exception:  # a test's or a plugin's name that is not a built-in: no description
-        return ""
-    return str(data.get("description", ""))
 
 
 class _Call:
@@ -161,7 +123,7 @@ class SimulationRunner(ThreadedRunner):
         self._last_status_text: Optional[str] = None
         self._status_lock = threading.Lock()  # the heartbeat never posts an older status after a newer one
         self._loader = loader or scenario_loader()
-        self._names = scenario_names or _default_names
+        self._names = scenario_names or default_scenario_names
         self._init_thread()
         self._encoder = F.FrameEncoder()
         self._selections: dict[int, tuple[str, int]] = {}
@@ -550,40 +512,11 @@ class SimulationRunner(ThreadedRunner):
 
     def scene_message(self) -> dict[str, Any]:
         """Everything a viewer needs to set up drawing this scenario (see docs/protocol.md)."""
-        sim = self.sim
-        config = sim.scenario
-        by_name = {s.name: s for s in config.species}
-        species = []
-        for index, name in enumerate(sim.species):
-            look = by_name[name].appearance
-            species.append(P.SpeciesInfo(
-                index=index, name=name, model=str(look.model), color=str(look.color), scale=float(look.scale)
-            ).model_dump())
-        environment = None
-        describe = getattr(sim, "describe_environment", None)
-        if callable(describe):
-            raw = describe()
-            if raw is not None:
-                environment = P.Environment.model_validate(raw).model_dump(exclude_none=True)
         try:
             names = self.scenario_names()
         except Exception:
             names = [self.scenario_name]
-        return {
-            "type": "scene",
-            "scenario": self.scenario_name,
-            "scenarios": names,
-            "descriptions": {n: _description(n) for n in names},
-            "dt": float(sim.dt),
-            "species": species,
-            "world": {
-                "bounds_min": [float(v) for v in config.world.bounds_min],
-                "bounds_max": [float(v) for v in config.world.bounds_max],
-            },
-            "environment": environment,
-            "entities": [dict(block.info) for block in self._entities],
-            "player": {t: callable(getattr(sim, m, None)) for t, m in P.PLAYER_ACTIONS.items()},
-        }
+        return scene_message(self.sim, self.scenario_name, names, self._entities)
 
     def _on_step(self, view: Any) -> None:
         """Observer: after each step, stream a frame and refresh the live metrics when they are due.
