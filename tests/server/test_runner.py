@@ -20,6 +20,7 @@ def _steps_over(runner: SimulationRunner, seconds: float) -> int:
     return runner.sim.step_count - start
 
 
+@pytest.mark.quiet_machine  # wall-clock pacing over a second
 def test_realtime_mode_keeps_simulated_time_with_the_wall_clock(runner_factory):
     runner, sink = runner_factory()
     dt = runner.sim.dt
@@ -30,6 +31,7 @@ def test_realtime_mode_keeps_simulated_time_with_the_wall_clock(runner_factory):
     assert elapsed_sim == pytest.approx(elapsed_wall, abs=3 * dt + 0.05)
 
 
+@pytest.mark.quiet_machine  # wall-clock pacing over a second
 def test_speed_multiplier_and_fast_mode_run_ahead_of_the_clock(runner_factory):
     runner, _ = runner_factory()
     runner.submit(None, P.Speed(type="speed", multiplier=4.0))
@@ -262,6 +264,7 @@ def test_the_status_says_how_far_loading_has_got_and_keeps_coming_while_it_loads
         runner.stop()
 
 
+@pytest.mark.quiet_machine  # wall-clock pacing over a second
 def test_the_realtime_factor_is_one_when_keeping_up_and_none_when_paused_or_fast(runner_factory):
     runner, sink = runner_factory(status_hz=10.0)
     wait_for(lambda: sink.status[-1]["realtime_factor"] is not None, what="a realtime factor")
@@ -277,6 +280,7 @@ def test_the_realtime_factor_is_one_when_keeping_up_and_none_when_paused_or_fast
     assert sink.status[-1]["mode"] == "fast" and sink.status[-1]["realtime_factor"] is None
 
 
+@pytest.mark.quiet_machine  # wall-clock pacing over a second
 def test_a_simulation_that_cannot_keep_real_time_says_so_with_its_speed(runner_factory):
     runner, sink = runner_factory(status_hz=10.0)
     sim = runner.sim
