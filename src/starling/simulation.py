@@ -21,13 +21,13 @@ from .config import ConfigError, load_scenario_config, validate_scenario
 from .errors import Problem, name_species, species_names
 from .config.io import apply_override, name_problems, toml_value
 from .config.models import ScenarioBase
-from .metrics import density, groups, local_polarization, milling, nearest_neighbor_stats, polarization, speed_stats
 from .steering import registry
 from .steering.per_animal import bind_draws
 from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline
 from .systems import ComponentSpec, check_access
 from .world import Population, World
 from .observe import Observer, StepView
+from .readings import inspect_animal, species_metrics
 from .world.layout import spatial_order
 from .world.spawn import SpawnError, spawn_headings, spawn_positions
 
@@ -607,93 +607,17 @@ class Simulation:
 
     # ------------------------------------------------------------------ reading
     def inspect(self, species: str, uid: int) -> Optional[dict]:
-        """Everything the viewer shows about one animal; None if it is not alive."""
+        """Everything the viewer shows about one animal; None if it is not alive
+        (:func:`~starling.readings.inspect_animal`)."""
         self.sync()
-        pop = self.world.population(species)
-        row = pop.index_of(uid)
-        if row < 0:
-            return None
-        index = self.species.index(species)
-        pipeline = self.pipelines[index]
-        cfg = self.scenario.species[index]
-        vel = pop.velocity[row]
-        info = {
-            "species": species,
-            "uid": int(uid),
-            "position": [float(x) for x in pop.position[row]],
-            "velocity": [float(x) for x in vel],
-            "speed": float(np.linalg.norm(vel)),
-            "state": None,
-            "components": {name: float(pop.component(name)[row]) for name in pop.component_names},
-            "neighbors": [],
-            "rays": [],
-            "behaviors": [],
-            # a pipeline rebuilt by reconfigure has no desired velocities until its first step
-            "desired_velocity": ([float(x) for x in pipeline.desired[row]] if row < len(pipeline.desired)
-                                 else [0.0, 0.0, 0.0]),
-            "fov_deg": float(cfg.groups[0].query.fov_deg) if cfg.groups else 360.0,
-            "view_distance": float(cfg.groups[0].query.max_distance) if cfg.groups else 0.0,
-        }
-        for system in self.systems:
-            info.update(system.inspect(self, species, row))
-        detail = pipeline.inspect_row(self.world, uid)
-        if detail:
-            info["behaviors"] = detail["behaviors"]
-            info["neighbors"] = detail["neighbors"]
-            info["rays"] = detail["rays"]
-            info["desired_velocity"] = detail["desired_velocity"]
-        return info
+        return inspect_animal(self, species, uid)
 
     def metrics(self, nn_sample: int = 2000, group_radius: Optional[float] = None,
                 groups_max: int = 20_000) -> dict:
-        """Order parameters per species (cheap enough for a live chart), periodic in a wrapping world.
-
-        ``groups`` / ``largest_group``: animals closer than ``group_radius`` are linked;
-        by default the scenario's ``group_distance``, else the reach of the species'
-        neighbour queries of its own kind (what an animal can see of its fellows), None
-        for populations without one. The count is
-        exact and costs with the number of linked pairs, so populations above
-        ``groups_max`` report None rather than stall a live view (0.3 s at 20,000 birds).
-        ``density`` is the mean number of others within that same radius per m² for
-        species on a plane or the ground (planar and ground movers), per m³ otherwise.
-        ``nn_*`` summarise the nearest-neighbour distances (``nn_distance`` is their
-        mean), ``speed_*`` the speeds; a statistic with too few animals is None.
-        """
+        """Order parameters per species, periodic in a wrapping world (what each one means and
+        how ``group_radius`` defaults: :func:`~starling.readings.species_metrics`)."""
         self.sync()
-        box = self.world.box
-        reach, flat = {}, {}
-        for pipe in self.pipelines:
-            own = [g.query.max_distance for g in pipe.groups if pipe.name in g.targets]
-            reach[pipe.name] = max(own) if own else None
-        for sp, mover in zip(self.scenario.species, self.movers):
-            flat[sp.name] = bool(getattr(mover, "planar", False)) or sp.mover.kind == "ground"
-
-        def known(x: float) -> Optional[float]:
-            return None if np.isnan(x) else float(x)
-
-        out = {}
-        for name, pop in self.world.populations.items():
-            radius = group_radius if group_radius is not None else (
-                self.scenario.group_distance if self.scenario.group_distance is not None else reach.get(name))
-            count, largest = (groups(pop.position, radius, box) if radius is not None and pop.n <= groups_max
-                              else (None, None))
-            nn = nearest_neighbor_stats(pop.position, box=box, sample=nn_sample)
-            speed = speed_stats(pop.velocity)
-            out[name] = {
-                "count": int(pop.n),
-                "polarization": polarization(pop.velocity),
-                "milling": milling(pop.position, pop.velocity, box=box),
-                "local_polarization": local_polarization(pop.position, pop.velocity, sample=nn_sample, box=box),
-                "nn_distance": nn["mean"] if pop.n >= 2 else 0.0,
-                "groups": count,
-                "largest_group": largest,
-                "mean_speed": speed["mean"] if pop.n else 0.0,
-                **{f"nn_{k}": known(nn[k]) for k in ("median", "sd", "min", "p5", "p95")},
-                **{f"speed_{k}": known(speed[k]) for k in ("sd", "min", "max")},
-                "density": (known(density(pop.position, radius, box=box, flat=flat.get(name, False),
-                                          sample=nn_sample)) if radius is not None and radius > 0 else None),
-            }
-        return out
+        return species_metrics(self, nn_sample, group_radius, groups_max)
 
     def health(self) -> dict:
         """Counts of broken state; all zero in a healthy run."""
