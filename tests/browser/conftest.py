@@ -20,19 +20,6 @@ CHROMIUM_ARGS = [
 ]
 
 
-def pytest_collection_modifyitems(config, items):
-    """Without Chromium the browser tests are skipped (a bare `pytest` on a machine without it);
-    under `make test` (which installs it, and sets STARLING_REQUIRE_BROWSER) that is an error."""
-    if os.path.exists(CHROMIUM) or not any("browser" in item.keywords for item in items):
-        return
-    if os.environ.get("STARLING_REQUIRE_BROWSER"):
-        raise pytest.UsageError(f"{CHROMIUM} is absent but the browser tests are required: run `make system-deps`")
-    skip = pytest.mark.skip(reason=f"{CHROMIUM} is absent: install Debian's chromium package (make system-deps)")
-    for item in items:
-        if "browser" in item.keywords:
-            item.add_marker(skip)
-
-
 @pytest.fixture(scope="package")
 def live_server(tmp_path_factory):
     """The app on a free port, streaming the built-in flock (1,000 birds) in real time.
@@ -64,6 +51,11 @@ def live_server(tmp_path_factory):
 
 @pytest.fixture(scope="package")
 def browser():
+    """Debian's Chromium, headless. Without it the browser tests fail saying how to install it
+    (`make test` installs it first); `make test-fast` or `-m "not browser"` leaves them out."""
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is absent: install Debian's chromium package (make system-deps), "
+                    "or leave the browser tests out with -m 'not browser'", pytrace=False)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
