@@ -40,7 +40,6 @@ def references_outside_entry():
     return _references_outside_entry
 
 
-
 # `make test` runs the suite on two pytest-xdist workers. Tests that share something
 # machine-wide run on one worker, in order: the browser tests (one live server and one
 # Chromium, whose software rasteriser takes a core of its own) and the Ray tests (a local
@@ -63,7 +62,7 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 @pytest.fixture(autouse=True)
-def _machine_share(request, tmp_path_factory):
+def _quiet_machine_lock(request, tmp_path_factory):
     """Under xdist, a test marked ``quiet_machine`` (one that compares rates measured over a few
     seconds) runs while no other worker runs a test: every test holds a shared lock on one file,
     a quiet one an exclusive lock. A turnstile lock, held by the quiet test while it waits, keeps
