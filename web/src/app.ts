@@ -9,14 +9,16 @@ import * as THREE from "three";
 import { Connection } from "./net/connection";
 import { parseFrame } from "./protocol/frame";
 import type {
-  ClientMessage, EventsMessage, InspectMessage, SceneMessage, ServerMessage, StatusMessage, Vec3,
+  ClientMessage, EventsMessage, InspectMessage, SceneMessage, ServerMessage, StatusMessage,
 } from "./protocol/messages";
+import { Player } from "./player";
 import { SpeciesLayer, Highlight } from "./render/animals";
 import { CameraRig, isTyping, type CameraMode, type FollowTarget } from "./render/cameras";
 import { EntityView } from "./render/entities";
 import { AutoFraming, type Framed } from "./render/framing";
 import { SelectionOverlay } from "./render/debug";
 import { EnvironmentView } from "./render/environment";
+import { Screen } from "./render/screen";
 import { World } from "./render/world";
 import { Charts } from "./ui/charts";
 import { EditorPanel } from "./ui/editor/panel";
@@ -61,9 +63,9 @@ export class App {
   framesPerS = 0;
   decodeMs = 0;
   frameBytes = 0;
-  playerMode = false;
-  readonly playerPosition = new THREE.Vector3();
-  private readonly playerMarker: THREE.Group;
+  readonly player: Player;
+  /** From page pixels to the world and back (picking, aiming, projecting). */
+  readonly screen: Screen;
   private pendingFrame: ArrayBuffer | null = null;
   private lastTick = performance.now();
   private fpsFrames = 0;
@@ -71,7 +73,6 @@ export class App {
   private framesAtWindow = 0;
   private lastPanel = 0;
   private lastHud = 0;
-  private lastPlayerSend = 0;
   private scenarioShown = "";
   private statusError: string | null = null;
   /** Aims the orbit camera at the animals when a scenario starts, and follows them until the user moves it. */
@@ -80,10 +81,7 @@ export class App {
   get framed(): Framed | null {
     return this.framing.framed;
   }
-  private readonly pointer = new THREE.Vector2();
   private pointerDown: { x: number; y: number; t: number } | null = null;
-  private readonly raycaster = new THREE.Raycaster();
-  private readonly keys = new Set<string>();
   /** When this page last sent a pause, speed, step or restart (its own changes are not news). */
   private lastOwnControl = -Infinity;
 
@@ -119,9 +117,16 @@ export class App {
     // and the panels just below the top bar, however many rows its buttons wrap into
     const topbar = $("topbar");
     new ResizeObserver(() => document.body.style.setProperty("--below-top", `${topbar.offsetTop + topbar.offsetHeight + 10}px`)).observe(topbar);
-    this.playerMarker = makePlayerMarker();
-    this.playerMarker.visible = false;
-    this.world.scene.add(this.playerMarker);
+    this.screen = new Screen(this.world, () => this.layers, () => this.env.surfaces);
+    this.player = new Player({
+      world: this.world,
+      rig: this.rig,
+      entities: this.entities,
+      timeline: this.timeline,
+      scene: () => this.scene,
+      send: (m) => this.send(m),
+      groundHeight: (x, z) => this.groundHeight(x, z),
+    });
     this.connection = new Connection(
       Connection.defaultUrl(),
       (buffer) => { this.pendingFrame = buffer; },
@@ -220,8 +225,7 @@ export class App {
       this.rig.frame(this.world.boundsMin, this.world.boundsMax);
       this.rig.resetUserMoved();
       this.framing.reset();
-      const c = new THREE.Vector3().addVectors(this.world.boundsMin, this.world.boundsMax).multiplyScalar(0.5);
-      this.playerPosition.set(c.x, this.groundHeight(c.x, c.z), c.z);
+      this.player.placeAtCenter();
       this.scenarioShown = scene.scenario;
     }
     // an edit keeps the selected animal (its species may have new behaviours to show);
@@ -229,7 +233,7 @@ export class App {
     if (changed || !this.selection || !scene.species.some((s) => s.name === this.selection!.species)) this.clearSelection();
     else this.applyHighlights();
     this.timeline.set(scene.replay ?? null);
-    if (scene.replay && this.playerMode) this.setPlayerMode(false);
+    if (scene.replay && this.player.active) this.player.setActive(false);
     this.charts.setSpecies(scene.species);
     if (scene.replay && this.editor.visible) this.toggleEditor(false);
     this.editor.onScene(scene.scenario);
@@ -364,81 +368,11 @@ export class App {
     for (const layer of this.layers) layer.setHighlights(new Map());
   }
 
-  /** The animal under a canvas pixel (the client coordinates of a click), if any. */
-  pickAt(clientX: number, clientY: number): { layer: SpeciesLayer; index: number; uid: number } | null {
-    const canvas = this.world.canvas;
-    const rect = canvas.getBoundingClientRect();
-    this.pointer.set(((clientX - rect.left) / rect.width) * 2 - 1, -((clientY - rect.top) / rect.height) * 2 + 1);
-    this.raycaster.setFromCamera(this.pointer, this.world.camera);
-    const pixelAngle = THREE.MathUtils.degToRad(this.world.camera.fov) / Math.max(rect.height, 1);
-    let best: { layer: SpeciesLayer; index: number; uid: number; score: number } | null = null;
-    for (const layer of this.layers) {
-      const hit = layer.pick(this.raycaster.ray, pixelAngle);
-      if (hit && (!best || hit.score < best.score)) best = { layer, index: hit.index, uid: hit.uid, score: hit.score };
-    }
-    return best;
-  }
-
   /** Select the animal drawn closest to the middle of the view (test hook and the `N` key). */
   selectNearestCenter(): Selection | null {
-    const cam = this.world.camera;
-    cam.updateMatrixWorld();
-    const m = new THREE.Matrix4().multiplyMatrices(cam.projectionMatrix, cam.matrixWorldInverse);
-    const e = m.elements;
-    let best: Selection | null = null;
-    let bestD = Infinity;
-    for (const layer of this.layers) {
-      const p = layer.positions;
-      for (let i = 0; i < layer.count; i++) {
-        const x = p[3 * i], y = p[3 * i + 1], z = p[3 * i + 2];
-        const w = e[3] * x + e[7] * y + e[11] * z + e[15];
-        if (w <= 0) continue;
-        const nx = (e[0] * x + e[4] * y + e[8] * z + e[12]) / w;
-        const ny = (e[1] * x + e[5] * y + e[9] * z + e[13]) / w;
-        const d = nx * nx + ny * ny;
-        if (d < bestD) {
-          bestD = d;
-          best = { species: layer.info.name, uid: layer.uids[i] };
-        }
-      }
-    }
+    const best = this.screen.nearestToCenter();
     if (best) this.select(best.species, best.uid);
     return best;
-  }
-
-  project(species: string, uid: number): { x: number; y: number } | null {
-    const layer = this.layers.find((l) => l.info.name === species);
-    const i = layer ? layer.indexOf(uid) : -1;
-    if (!layer || i < 0) return null;
-    const p = new THREE.Vector3(layer.positions[3 * i], layer.positions[3 * i + 1], layer.positions[3 * i + 2]).project(this.world.camera);
-    if (p.z > 1 || Math.abs(p.x) > 1 || Math.abs(p.y) > 1) return null;
-    const rect = this.world.canvas.getBoundingClientRect();
-    return { x: rect.left + ((p.x + 1) / 2) * rect.width, y: rect.top + ((1 - p.y) / 2) * rect.height };
-  }
-
-  /** Where a world point is drawn, in CSS pixels (null when behind the camera or off screen). */
-  projectPoint(position: number[]): { x: number; y: number } | null {
-    const p = new THREE.Vector3(position[0], position[1], position[2]).project(this.world.camera);
-    if (p.z > 1 || Math.abs(p.x) > 1 || Math.abs(p.y) > 1) return null;
-    const rect = this.world.canvas.getBoundingClientRect();
-    return { x: rect.left + ((p.x + 1) / 2) * rect.width, y: rect.top + ((1 - p.y) / 2) * rect.height };
-  }
-
-  /** Screen position (CSS pixels) of a species' centre of mass, or null when off screen. */
-  centroid(species: string): { x: number; y: number } | null {
-    const layer = this.layers.find((l) => l.info.name === species);
-    if (!layer || !layer.count) return null;
-    const c = new THREE.Vector3();
-    const p = layer.positions;
-    for (let i = 0; i < layer.count; i++) {
-      c.x += p[3 * i];
-      c.y += p[3 * i + 1];
-      c.z += p[3 * i + 2];
-    }
-    c.divideScalar(layer.count).project(this.world.camera);
-    if (c.z > 1 || Math.abs(c.x) > 1 || Math.abs(c.y) > 1) return null;
-    const rect = this.world.canvas.getBoundingClientRect();
-    return { x: rect.left + ((c.x + 1) / 2) * rect.width, y: rect.top + ((1 - c.y) / 2) * rect.height };
   }
 
   private followTarget(): FollowTarget | null {
@@ -468,89 +402,6 @@ export class App {
 
   private groundHeight(x: number, z: number): number {
     return this.env.heightAt(x, z) ?? this.world.groundY;
-  }
-
-  /** Where the cursor points: an animal, scenery, or the ground plane. */
-  aimPoint(clientX: number, clientY: number): THREE.Vector3 {
-    const animal = this.pickAt(clientX, clientY);
-    if (animal) {
-      const p = animal.layer.positions;
-      return new THREE.Vector3(p[3 * animal.index], p[3 * animal.index + 1], p[3 * animal.index + 2]);
-    }
-    const hits = this.raycaster.intersectObjects(this.env.surfaces, false);
-    if (hits.length) return hits[0].point.clone();
-    const plane = new THREE.Plane(new THREE.Vector3(0, 1, 0), -this.world.groundY);
-    const point = new THREE.Vector3();
-    if (this.raycaster.ray.intersectPlane(plane, point)) return point;
-    return this.raycaster.ray.at(50, point);
-  }
-
-  fireAt(target: THREE.Vector3): void {
-    if (this.timeline.active) return; // a replay shows what was recorded
-    const origin = this.playerMode
-      ? this.playerPosition.clone().add(new THREE.Vector3(0, 1.6, 0))
-      : this.world.camera.position.clone();
-    const direction = target.clone().sub(origin);
-    if (direction.lengthSq() < 1e-9) return;
-    direction.normalize();
-    this.send({ type: "fire", origin: vec(origin), direction: vec(direction) });
-  }
-
-  appleAt(target: THREE.Vector3, drop: boolean): void {
-    if (this.timeline.active) return;
-    if (drop || !this.playerMode) {
-      this.send({ type: "throw_apple", origin: vec(target.clone().add(new THREE.Vector3(0, 2, 0))), velocity: [0, 0, 0] });
-      return;
-    }
-    // A ballistic throw from the player's hand that lands on the target.
-    const origin = this.playerPosition.clone().add(new THREE.Vector3(0, 1.5, 0));
-    const delta = target.clone().sub(origin);
-    const flight = THREE.MathUtils.clamp(delta.length() / 12, 0.4, 2.5);
-    const velocity = delta.divideScalar(flight).add(new THREE.Vector3(0, 0.5 * 9.81 * flight, 0));
-    this.send({ type: "throw_apple", origin: vec(origin), velocity: vec(velocity) });
-  }
-
-  setPlayerMode(on: boolean): void {
-    if (on && this.timeline.active) return;
-    // Take over the player where the simulation has it standing.
-    if (on && this.entities.playerPosition) this.playerPosition.copy(this.entities.playerPosition);
-    this.playerMode = on;
-    this.rig.keysCaptured = on;
-    this.playerMarker.visible = on;
-    $("player").classList.toggle("active", on);
-    $("player-panel").classList.toggle("hidden", !on);
-    document.body.classList.toggle("aiming", on);
-  }
-
-  private movePlayer(dt: number): void {
-    if (!this.playerMode) return;
-    const forward = new THREE.Vector3();
-    this.world.camera.getWorldDirection(forward);
-    forward.y = 0;
-    if (forward.lengthSq() < 1e-6) forward.set(0, 0, -1);
-    forward.normalize();
-    const right = new THREE.Vector3().crossVectors(forward, new THREE.Vector3(0, 1, 0));
-    const move = new THREE.Vector3()
-      .addScaledVector(forward, (this.keys.has("KeyW") ? 1 : 0) - (this.keys.has("KeyS") ? 1 : 0))
-      .addScaledVector(right, (this.keys.has("KeyD") ? 1 : 0) - (this.keys.has("KeyA") ? 1 : 0));
-    const size = new THREE.Vector3().subVectors(this.world.boundsMax, this.world.boundsMin);
-    if (move.lengthSq() > 0) {
-      const speed = Math.max(4, Math.max(size.x, size.z) / 30);
-      this.playerPosition.addScaledVector(move.normalize(), speed * dt);
-      this.playerPosition.x = THREE.MathUtils.clamp(this.playerPosition.x, this.world.boundsMin.x, this.world.boundsMax.x);
-      this.playerPosition.z = THREE.MathUtils.clamp(this.playerPosition.z, this.world.boundsMin.z, this.world.boundsMax.z);
-      this.playerPosition.y = this.groundHeight(this.playerPosition.x, this.playerPosition.z);
-      const now = performance.now();
-      if (this.scene?.player.move_player && now - this.lastPlayerSend > 100) {
-        this.lastPlayerSend = now;
-        this.send({ type: "move_player", position: vec(this.playerPosition), direction: vec(forward) });
-      }
-    }
-    this.playerMarker.position.copy(this.playerPosition);
-    this.playerMarker.scale.setScalar(Math.max(1, Math.max(size.x, size.z) / 150));
-    // Where the simulation streams its player, the figure is drawn there: keep only the ring.
-    const body = this.playerMarker.getObjectByName("player-body");
-    if (body) body.visible = !this.entities.playerPosition;
   }
 
   // ---- per frame -------------------------------------------------------------------------
@@ -602,7 +453,7 @@ export class App {
     for (const layer of this.layers) layer.setTime(clock % 3600);
     this.entities.setTime(clock % 3600);
     this.env.update(clock % 3600);
-    this.movePlayer(dt);
+    this.player.update(dt);
     const target = this.followTarget();
     if (this.rig.mode === "follow" && !target) this.setCamera("orbit");
     this.framing.drift(dt);
@@ -613,7 +464,7 @@ export class App {
     } else {
       this.overlay.hide();
     }
-    this.headLabels.update((species, uid) => this.project(species, uid), (p) => this.projectPoint(p));
+    this.headLabels.update((species, uid) => this.screen.project(species, uid), (p) => this.screen.projectPoint(p));
     this.world.render();
     this.framesRendered++;
     this.fpsFrames++;
@@ -673,14 +524,14 @@ export class App {
     document.querySelectorAll<HTMLButtonElement>("[data-camera]").forEach((b) => {
       b.addEventListener("click", () => this.setCamera(b.dataset.camera as CameraMode));
     });
-    $("player").addEventListener("click", () => this.setPlayerMode(!this.playerMode));
+    $("player").addEventListener("click", () => this.player.setActive(!this.player.active));
     $("charts-toggle").addEventListener("click", () => this.toggleCharts());
     $("editor-toggle").addEventListener("click", () => this.toggleEditor());
     $("restart").addEventListener("click", () => this.send({ type: "restart", keep_edits: true }));
     $("reset").addEventListener("click", () => this.send({ type: "restart", keep_edits: false }));
     $("frame-all").addEventListener("click", () => this.frameAll());
-    $("act-fire").addEventListener("click", () => this.fireAt(this.centerAim()));
-    $("act-apple").addEventListener("click", () => this.appleAt(this.centerAim(), false));
+    $("act-fire").addEventListener("click", () => this.player.fireAt(this.screen.centerAim()));
+    $("act-apple").addEventListener("click", () => this.player.appleAt(this.screen.centerAim(), false));
 
     let lastMove = { x: 0, y: 0 };
     canvas.addEventListener("pointermove", (e) => { lastMove = { x: e.clientX, y: e.clientY }; });
@@ -693,18 +544,18 @@ export class App {
       if (!down || e.button !== 0) return;
       if (Math.hypot(e.clientX - down.x, e.clientY - down.y) > 5) return; // a drag, not a click
       if (e.shiftKey) {
-        this.fireAt(this.aimPoint(e.clientX, e.clientY));
+        this.player.fireAt(this.screen.aimPoint(e.clientX, e.clientY));
       } else if (e.altKey) {
-        this.appleAt(this.aimPoint(e.clientX, e.clientY), true);
+        this.player.appleAt(this.screen.aimPoint(e.clientX, e.clientY), true);
       } else {
-        const hit = this.pickAt(e.clientX, e.clientY);
+        const hit = this.screen.pickAt(e.clientX, e.clientY);
         if (hit) this.select(hit.layer.info.name, hit.uid);
         else this.deselect();
       }
     });
     window.addEventListener("keydown", (e) => {
       if (isTyping(e)) return;
-      this.keys.add(e.code);
+      this.player.press(e.code);
       switch (e.code) {
         case "Space": e.preventDefault(); this.togglePause(); break;
         case "Period": this.send({ type: "step", n: 1 }); break;
@@ -712,23 +563,18 @@ export class App {
         case "Digit1": this.setCamera("orbit"); break;
         case "Digit2": this.setCamera("fly"); break;
         case "Digit3": this.setCamera("follow"); break;
-        case "KeyP": this.setPlayerMode(!this.playerMode); break;
+        case "KeyP": this.player.setActive(!this.player.active); break;
         case "KeyC": this.toggleCharts(); break;
         case "KeyE": this.toggleEditor(); break;
         case "KeyH": this.frameAll(); break;
         case "KeyR": this.send({ type: "restart", keep_edits: true }); break;
         case "KeyN": this.selectNearestCenter(); break;
-        case "KeyF": this.fireAt(this.aimPoint(lastMove.x, lastMove.y)); break;
-        case "KeyG": this.appleAt(this.aimPoint(lastMove.x, lastMove.y), !this.playerMode); break;
+        case "KeyF": this.player.fireAt(this.screen.aimPoint(lastMove.x, lastMove.y)); break;
+        case "KeyG": this.player.appleAt(this.screen.aimPoint(lastMove.x, lastMove.y), !this.player.active); break;
       }
     });
-    window.addEventListener("keyup", (e) => this.keys.delete(e.code));
-    window.addEventListener("blur", () => this.keys.clear());
-  }
-
-  private centerAim(): THREE.Vector3 {
-    const rect = this.world.canvas.getBoundingClientRect();
-    return this.aimPoint(rect.left + rect.width / 2, rect.top + rect.height / 2);
+    window.addEventListener("keyup", (e) => this.player.release(e.code));
+    window.addEventListener("blur", () => this.player.releaseAll());
   }
 
   togglePause(): void {
@@ -759,21 +605,4 @@ function describeAck(action: string, result: unknown): string {
   }
   if (action === "throw_apple") return "Apple thrown";
   return `${action.replace("_", " ")} ✓`;
-}
-
-/** A species' centre of mass in the latest frame. */
-function vec(v: THREE.Vector3): Vec3 {
-  return [v.x, v.y, v.z];
-}
-
-function makePlayerMarker(): THREE.Group {
-  const group = new THREE.Group();
-  const body = new THREE.Mesh(new THREE.CapsuleGeometry(0.35, 1.0, 4, 8), new THREE.MeshLambertMaterial({ color: 0xff8c42 }));
-  body.position.y = 0.85;
-  body.name = "player-body";
-  const ring = new THREE.Mesh(new THREE.RingGeometry(0.6, 0.8, 32).rotateX(-Math.PI / 2), new THREE.MeshBasicMaterial({ color: 0xffd166, transparent: true, opacity: 0.7, side: THREE.DoubleSide }));
-  ring.position.y = 0.03;
-  group.add(body, ring);
-  group.name = "player";
-  return group;
 }

@@ -110,15 +110,15 @@ const hook: StarlingHook = {
     },
   }),
   selectNearestCenter: () => app.selectNearestCenter(),
-  project: (species, uid) => app.project(species, uid),
-  centroid: (species) => app.centroid(species),
+  project: (species, uid) => app.screen.project(species, uid),
+  centroid: (species) => app.screen.centroid(species),
   animals: (species, limit = 10000) => {
     const layer = app.layers.find((l) => l.info.name === species);
     if (!layer) return [];
     const out = [];
     for (let i = 0; i < Math.min(layer.count, limit); i++) {
       const uid = layer.uids[i];
-      out.push({ uid, position: Array.from(layer.positions.subarray(3 * i, 3 * i + 3)), screen: app.project(species, uid) });
+      out.push({ uid, position: Array.from(layer.positions.subarray(3 * i, 3 * i + 3)), screen: app.screen.project(species, uid) });
     }
     return out;
   },
