@@ -1,6 +1,8 @@
 """The all-pairs path of small queries gives the grid's table bit for bit, and the contract's."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -22,7 +24,7 @@ def cloud(rng, n, side, dims):
     return position, forward.astype(np.float32)
 
 
-def grid_table(spos, sfwd, tpos, spec, exclude_self):
+def grid_table(spos, sfwd, tpos, spec, exclude_self, box=None):
     """The grid's answer, built directly (find_neighbors would take the small path)."""
     n, k = spos.shape[0], spec.k
     index = np.full((n, k), -7, np.int32)
@@ -31,7 +33,7 @@ def grid_table(spos, sfwd, tpos, spec, exclude_self):
     overflow = np.full(n, -7, np.int32)
     grid = GridIndex()
     same = tpos is spos
-    grid.build(tpos, spec.max_distance, None, self_position=spos, target_forward=sfwd if same else None)
+    grid.build(tpos, spec.max_distance, N.normalize_box(box), self_position=spos, target_forward=sfwd if same else None)
     grid.query(spos, sfwd, spec.max_distance, spec.fov_deg, k, index, distance, count, overflow,
                exclude_self=exclude_self)
     return index, distance, count, overflow
@@ -76,15 +78,67 @@ def test_ties_coincident_points_and_the_edge_of_the_radius_match_the_grid():
         assert (want[2] + want[3]).max() > k  # the rows were full: the cut by (distance, index) was tested
 
 
-def test_large_or_periodic_queries_still_use_the_grid():
+def test_large_queries_still_use_the_grid():
     rng = np.random.default_rng(5)
     position, forward = cloud(rng, 300, 30.0, 3)  # 90 000 pairs
     assert 300 * 300 > SMALL_MAX_PAIRS
     nb = find_neighbors(position, forward, position, NeighborQuerySpec(max_distance=3.0, k=4), exclude_self=True)
-    assert nb._grid is not None
-    small, _ = cloud(rng, 50, 30.0, 3)
-    nb = find_neighbors(small, small * 0, small, NeighborQuerySpec(max_distance=3.0, k=4), box=[30.0, 30.0, 30.0])
     assert nb._grid is not None and nb._small is None
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("k", [3, 40, 160])
+def test_small_queries_in_a_wrapping_world_equal_the_grid_bit_for_bit(dims, k):
+    """Minimum images across the seams, a box only a few radii wide, axes that do not wrap."""
+    rng = np.random.default_rng(dims * 100 + k)
+    for n, side, r, box in (
+        (200, 20.0, 3.0, [20.0, 20.0, 20.0]),  # sparse, every axis wraps
+        (150, 6.0, 2.5, [6.0, 6.0, 6.0]),  # the reach is almost half the period: every pair near a seam
+        (180, 12.0, 4.0, [12.0, 0.0, 12.0]),  # x and z wrap, y has a floor and a sky
+        (250, 10.0, 30.0, [10.0, np.inf, 10.0]),  # everybody in reach of everybody: a crowd, sorted
+        (100, 10.0, 30.0, [10.0, np.inf, 10.0]),  # a smaller crowd: ranked
+    ):
+        position, forward = cloud(rng, n, side, dims)
+        position[:10, 0] = np.float32(side) - rng.random(10).astype(np.float32) * 0.1  # against the seam
+        position[10:20, 0] = rng.random(10).astype(np.float32) * 0.1
+        for fov in (360.0, 270.0):
+            spec = NeighborQuerySpec(max_distance=r, k=k, fov_deg=fov)
+            small = find_neighbors(position, forward, position, spec, exclude_self=True, box=box)
+            assert small._grid is None and small._small is not None
+            want = grid_table(position, forward, position, spec, True, box)
+            for got, expected in zip(table(small, n), want):
+                np.testing.assert_array_equal(got, expected)
+            others = position[: n // 3].copy()
+            small = find_neighbors(position, forward, others, spec, box=box)
+            for got, expected in zip(table(small, n), grid_table(position, forward, others, spec, False, box)):
+                np.testing.assert_array_equal(got, expected)
+
+
+def test_crowded_rows_are_ranked_like_the_grid_in_an_open_world():
+    """A school all in reach of each other, kept whole (rank) and cut to k (sort, then insertion)."""
+    rng = np.random.default_rng(8)
+    for n, k, path in ((100, 128, "ranked whole"), (100, 60, "ranked and cut"), (200, 128, "sorted"),
+                       (100, 40, "inserted")):
+        position, forward = cloud(rng, n, 4.0, 3)
+        position[-5:] = position[:5]  # coincident animals: ties broken by index
+        spec = NeighborQuerySpec(max_distance=50.0, k=k)
+        small = find_neighbors(position, forward, position, spec, exclude_self=True)
+        assert small._small is not None, path
+        for got, want in zip(table(small, n), grid_table(position, forward, position, spec, True)):
+            np.testing.assert_array_equal(got, want, err_msg=path)
+
+
+def test_the_all_pairs_method_wraps_like_brute_force():
+    rng = np.random.default_rng(9)
+    position, forward = cloud(rng, 400, 10.0, 2)  # Vicsek's density, beyond the small path's size
+    for box in ([10.0, 10.0, 10.0], [10.0, 0.0, 10.0]):
+        spec = NeighborQuerySpec(max_distance=1.0, k=64, fov_deg=360.0)
+        want = find_neighbors(position, forward, position, replace(spec, method="brute"), exclude_self=True, box=box)
+        got = find_neighbors(position, forward, position, replace(spec, method="all_pairs"), exclude_self=True, box=box)
+        assert got._small is not None
+        for a, b in zip(table(got, 400), table(want, 400)):
+            np.testing.assert_array_equal(a, b)
+        assert want.count[:400].mean() > 10  # real neighbourhoods, wrapped across the seams
 
 
 def test_the_small_path_reuses_its_buffers():

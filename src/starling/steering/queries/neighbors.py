@@ -23,9 +23,9 @@ Three methods compute the same table bit for bit:
 
 * ``"grid"`` (default): uniform grid with a counting sort, rebuilt per call,
   cell-ordered memory layout, row runs, serial or parallel Numba kernels;
-  see ``grid.py``. Small queries in a world that does not wrap (at most
-  ``small.SMALL_MAX_PAIRS`` pairs) test every pair instead (``small.py``): same
-  table, no grid to build.  The thesis measured the grid faster than the k-d tree in
+  see ``grid.py``. Small queries (at most ``small.SMALL_MAX_PAIRS`` pairs) test
+  every pair instead (``small.py``): same table, no grid to build.  The thesis
+  measured the grid faster than the k-d tree in
   every configuration it tried (9.6.1), and it scales linearly.
 * ``"kdtree"``: ``scipy.spatial.cKDTree`` candidates, then the same compiled
   selection; the alternative method of thesis 5.3.3 and a second oracle.
@@ -33,7 +33,7 @@ Three methods compute the same table bit for bit:
 * ``"all_pairs"``: O(n m) too, compiled: the grid's small-query kernel (``small.py``)
   at any size, serial, every animal against every target like seed 002's loops. It
   shows what an all-pairs search costs as a school grows (``starling bench --scenario
-  fish_tank --query all_pairs``); a wrapping world goes to ``"brute"`` (minimum image).
+  fish_tank --query all_pairs``), in a wrapping world too (minimum image).
 
 Example::
 
@@ -348,6 +348,10 @@ def find_neighbors(
     return out
 
 
+#: the all-pairs kernel's box when the world does not wrap (never written)
+_NO_WRAP = np.zeros(3, np.float32)
+
+
 def _methods() -> set[str]:
     return set(METHODS) | {q.name for q in registry.queries()}
 
@@ -356,18 +360,18 @@ def _methods() -> set[str]:
 def _grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
     """A uniform grid with a counting sort, rebuilt each call (the default; thesis ch. 5).
 
-    Small queries in a world that does not wrap (at most ``SMALL_MAX_PAIRS`` pairs) test
-    every pair instead: the same table, without a grid to build.
+    Small queries (at most ``SMALL_MAX_PAIRS`` pairs) test every pair instead: the same
+    table, without a grid to build.
     """
     n, m = spos.shape[0], tpos.shape[0]
-    if box32 is None and n * m <= SMALL_MAX_PAIRS:
+    if n * m <= SMALL_MAX_PAIRS:
         small = out._small
         if small is None:
             small = out._small = SmallScratch()
         small.reserve(m)
         r2, cos_limit, sees_all = query_thresholds(spec.max_distance, spec.fov_deg)
-        query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, spec.k, out.index, out.distance,
-                    out.count, out.overflow, *small.columns, small.ok)
+        query_small(spos, sfwd, tpos, _NO_WRAP if box32 is None else box32, r2, cos_limit, sees_all, exclude_self,
+                    spec.k, out.index, out.distance, out.count, out.overflow, *small.arrays())
         return
     grid = out._grid
     if grid is None:
@@ -396,16 +400,12 @@ def _brute_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
 def _all_pairs_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
     """Every pair, compiled and serial (seed 002's all-pairs loop): the grid's table at O(n m).
 
-    The grid's small-query kernel without its size limit; a wrapping world goes to the
-    brute-force oracle, which applies the minimum image.
+    The grid's small-query kernel without its size limit, in a wrapping world too.
     """
-    if box32 is not None:
-        _brute_search(spos, sfwd, tpos, spec, box32, exclude_self, out)
-        return
     small = out._small
     if small is None:
         small = out._small = SmallScratch()
     small.reserve(tpos.shape[0])
     r2, cos_limit, sees_all = query_thresholds(spec.max_distance, spec.fov_deg)
-    query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, spec.k, out.index, out.distance,
-                out.count, out.overflow, *small.columns, small.ok)
+    query_small(spos, sfwd, tpos, _NO_WRAP if box32 is None else box32, r2, cos_limit, sees_all, exclude_self,
+                spec.k, out.index, out.distance, out.count, out.overflow, *small.arrays())

@@ -1,19 +1,24 @@
 """All-pairs neighbour query for small groups: what the grid does, without building one.
 
 A scene's queries are often small: three sharks looking at two hundred fish, a
-school of two hundred looking at itself, fish looking at the one player. Building
-a grid for them (bounding box, plan, two counting sorts, runs) costs more than
-testing every pair, and a school packed into one cell leaves the grid testing
-every pair anyway. ``find_neighbors`` therefore answers queries of at most
-``SMALL_MAX_PAIRS`` (animal, target) pairs in a non-periodic world here.
+school of two hundred looking at itself, fish looking at the one player, Couzin's
+hundred in a periodic box. Building a grid for them (bounding box, plan, two
+counting sorts, runs) costs more than testing every pair, and a school packed into
+one cell leaves the grid testing every pair anyway. ``find_neighbors`` therefore
+answers queries of at most ``SMALL_MAX_PAIRS`` (animal, target) pairs here, in a
+wrapping world too.
 
 Per animal, one pass over the targets (held as three contiguous coordinate
-columns, so it vectorises) computes every float32 offset, squared distance, square
-root and field-of-view test exactly as the grid's kernel does (``grid_query._query_body``:
-the same expressions in the same order); a second pass keeps the k nearest by
-(distance, index) with the grid's sorted insertion, skipping at once a candidate
-that cannot enter a full row. The table is bit-identical to the grid's
-(``tests/steering/queries/test_small.py``).
+columns, so it vectorises) computes every float32 offset (its minimum image on the
+wrapping axes), squared distance, square root and field-of-view test exactly as the
+grid's kernel does (``grid_query._query_body``: the same expressions in the same
+order; the grid skips the minimum image only where it is the plain offset bit for
+bit). A second pass keeps the k nearest by (distance, index) with the grid's sorted
+insertion, skipping at once a candidate that cannot enter a full row; a row that
+keeps most of a crowd (more than ``_RANK_MAX`` candidates, and ``2k`` at least as
+many: a school in reach of each other) is ranked as the grid ranks it instead
+(``candidates._rank_into_row``), since insertion would shift O(m²) times. The table
+is bit-identical to the grid's (``tests/steering/queries/test_small.py``).
 """
 from __future__ import annotations
 
@@ -22,23 +27,32 @@ import math
 import numpy as np
 from numba import njit
 
-from .candidates import _insert_row
+from .candidates import _RANK_KEPT_MAX, _RANK_MAX, _insert_row, _rank_into_row, _sort_into_row, _wrap
 
 #: queries with at most this many (animal, target) pairs are answered by the all-pairs kernel
 SMALL_MAX_PAIRS = 1 << 16
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, k, out_index, out_distance, out_count,
-                out_overflow, tx, ty, tz, dist, ok):
+def query_small(spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k, out_index, out_distance, out_count,
+                out_overflow, tx, ty, tz, dist, ok, kept_slot, kept_dist):
     """Fill the (n, k) rows of ``out_*`` for animals ``spos``/``sfwd`` and targets ``tpos`` ((m, 3) float32).
 
+    ``box``: (3,) float32 periods, 0 on an axis that does not wrap (all zeros: no wrap);
     ``r2``, ``cos_limit``, ``sees_all``: the thresholds of ``candidates.query_thresholds``;
-    ``exclude_self``: row ``i`` skips target ``i`` (one population). ``tx``, ``ty``,
-    ``tz``, ``dist`` (float32) and ``ok`` (bool): scratch of at least ``m``.
+    ``exclude_self``: row ``i`` skips target ``i`` (one population). Scratch of at least
+    ``m``: ``tx``, ``ty``, ``tz``, ``dist`` (float32), ``ok`` (bool), and the candidates
+    kept, ``kept_slot`` (1, m) int32 and ``kept_dist`` (1, m) float32.
     """
     n = spos.shape[0]
     m = tpos.shape[0]
+    zero = np.float32(0.0)
+    one = np.float32(1.0)
+    bx, by, bz = box[0], box[1], box[2]
+    vx = one / bx if bx > 0 else zero
+    vy = one / by if by > 0 else zero
+    vz = one / bz if bz > 0 else zero
+    wraps = (bx > 0) | (by > 0) | (bz > 0)
     for j in range(m):
         tx[j] = tpos[j, 0]
         ty[j] = tpos[j, 1]
@@ -51,29 +65,58 @@ def query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, k, out_
         fy = sfwd[i, 1]
         fz = sfwd[i, 2]
         thr = cos_limit * math.sqrt(fx * fx + fy * fy + fz * fz)
-        for j in range(m):  # every pair's test, branch free
-            ox = tx[j] - px
-            oy = ty[j] - py
-            oz = tz[j] - pz
-            d2 = ox * ox + oy * oy + oz * oz
-            d = math.sqrt(d2)
-            dist[j] = d
-            ok[j] = (d2 <= r2) & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * d))
+        if wraps:
+            for j in range(m):  # every pair's minimum image and test, branch free
+                ox = _wrap(tx[j] - px, bx, vx)
+                oy = _wrap(ty[j] - py, by, vy)
+                oz = _wrap(tz[j] - pz, bz, vz)
+                d2 = ox * ox + oy * oy + oz * oz
+                d = math.sqrt(d2)
+                dist[j] = d
+                ok[j] = (d2 <= r2) & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * d))
+        else:
+            for j in range(m):  # every pair's test, branch free
+                ox = tx[j] - px
+                oy = ty[j] - py
+                oz = tz[j] - pz
+                d2 = ox * ox + oy * oy + oz * oz
+                d = math.sqrt(d2)
+                dist[j] = d
+                ok[j] = (d2 <= r2) & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * d))
         if exclude_self and i < m:
             ok[i] = False
-        count = 0
         total = 0
-        last = np.float32(np.inf)
-        for j in range(m):  # the k nearest by (distance, index); j grows, so a tie with the last entry loses
-            if not ok[j]:
-                continue
-            total += 1
-            d = dist[j]
-            if count == k and d >= last:
-                continue
-            count = _insert_row(out_index, out_distance, i, count, k, d, j)
-            if count == k:
-                last = out_distance[i, k - 1]
+        crowd = False
+        if 2 * k > _RANK_MAX:  # only a wide row can keep a crowd
+            for j in range(m):
+                total += ok[j]
+            crowd = total > _RANK_MAX and 2 * k >= total
+        if crowd:
+            # a crowd in reach of each other, most of it kept (a school): inserting would
+            # shift O(m²) times; gather the candidates and rank (or sort) them as the grid does
+            nc = 0
+            for j in range(m):
+                kept_slot[0, nc] = j
+                kept_dist[0, nc] = dist[j]
+                nc += ok[j]
+            if nc <= _RANK_KEPT_MAX:
+                count = _rank_into_row(out_index, out_distance, i, k, kept_dist, kept_slot, 0, nc)
+            else:
+                count = _sort_into_row(out_index, out_distance, i, k, kept_dist, kept_slot, 0, nc)
+        else:
+            count = 0
+            total = 0
+            last = np.float32(np.inf)
+            for j in range(m):  # the k nearest by (distance, index); j grows, so a tie with the last entry loses
+                if not ok[j]:
+                    continue
+                total += 1
+                d = dist[j]
+                if count == k and d >= last:
+                    continue
+                count = _insert_row(out_index, out_distance, i, count, k, d, j)
+                if count == k:
+                    last = out_distance[i, k - 1]
         for c in range(count, k):
             out_index[i, c] = -1
             out_distance[i, c] = np.inf
@@ -84,14 +127,22 @@ def query_small(spos, sfwd, tpos, r2, cos_limit, sees_all, exclude_self, k, out_
 class SmallScratch:
     """The all-pairs kernel's per-target scratch, grown by capacity."""
 
-    __slots__ = ("columns", "ok")
+    __slots__ = ("columns", "ok", "kept_slot", "kept_dist")
 
     def __init__(self) -> None:
         self.columns = np.zeros((4, 0), np.float32)
         self.ok = np.zeros(0, np.bool_)
+        self.kept_slot = np.zeros((1, 0), np.int32)
+        self.kept_dist = np.zeros((1, 0), np.float32)
 
     def reserve(self, m: int) -> None:
         if self.columns.shape[1] < m:
             cap = max(m, int(self.columns.shape[1] * 1.5), 16)
             self.columns = np.zeros((4, cap), np.float32)
             self.ok = np.zeros(cap, np.bool_)
+            self.kept_slot = np.zeros((1, cap), np.int32)
+            self.kept_dist = np.zeros((1, cap), np.float32)
+
+    def arrays(self) -> tuple:
+        """The kernel's scratch arguments, in its order."""
+        return (*self.columns, self.ok, self.kept_slot, self.kept_dist)
