@@ -150,3 +150,46 @@ def test_the_small_path_reuses_its_buffers():
     find_neighbors(position + 0.5, forward, position + 0.5, NeighborQuerySpec(max_distance=4.0, k=3),
                    exclude_self=True, out=out)
     assert out._small.columns is columns
+
+
+@pytest.mark.parametrize("box", [None, [12.0, 12.0, 12.0]])
+def test_a_reused_table_only_orders_the_work_never_the_answer(box):
+    """The previous call's rows are read as a hint (last step's neighbours first): whatever they
+    hold — last step's neighbours, another query's rows, garbage, duplicates, indices out of
+    range — the table is the grid's."""
+    rng = np.random.default_rng(10)
+    position, forward = cloud(rng, 150, 12.0, 3)
+    out = Neighbors()
+    for step in range(4):  # a school moving a little each step, as in a simulation
+        position = (position + rng.normal(scale=0.2, size=position.shape)).astype(np.float32) % np.float32(12.0)
+        for spec in (NeighborQuerySpec(max_distance=30.0, k=160), NeighborQuerySpec(max_distance=4.0, k=6)):
+            find_neighbors(position, forward, position, spec, exclude_self=True, box=box, out=out)
+            for got, want in zip(table(out, 150), grid_table(position, forward, position, spec, True, box)):
+                np.testing.assert_array_equal(got, want)
+    spec = NeighborQuerySpec(max_distance=5.0, k=20)
+    find_neighbors(position, forward, position, spec, exclude_self=True, box=box, out=out)
+    out.index[:150] = rng.integers(-5, 160, size=out.index[:150].shape)  # garbage, with repeats
+    out.count[:150] = rng.integers(0, 40, size=150)  # some beyond k
+    find_neighbors(position, forward, position, spec, exclude_self=True, box=box, out=out)
+    for got, want in zip(table(out, 150), grid_table(position, forward, position, spec, True, box)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_hinted_row_still_breaks_ties_by_index():
+    """Lattice points (many equal distances) with hints that hold the largest indices first: a tie
+    met later with a smaller index must still take the full row's last place."""
+    g = np.arange(6, dtype=np.float32)
+    position = np.stack(np.meshgrid(g, g, g[:3], indexing="ij"), -1).reshape(-1, 3).astype(np.float32)
+    n = len(position)
+    forward = np.zeros_like(position)
+    for k in (3, 5, 9):
+        spec = NeighborQuerySpec(max_distance=1.5, k=k)
+        out = Neighbors()
+        find_neighbors(position, forward, position, spec, exclude_self=True, out=out)
+        out.index[:n] = np.arange(n - 1, n - 1 - k, -1, dtype=np.int32)  # the largest indices first
+        out.count[:n] = k
+        find_neighbors(position, forward, position, spec, exclude_self=True, out=out)
+        want = grid_table(position, forward, position, spec, True)
+        for got, expected in zip(table(out, n), want):
+            np.testing.assert_array_equal(got, expected)
+        assert (want[3] > 0).any()  # rows were cut among equal distances

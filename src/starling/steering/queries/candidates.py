@@ -147,37 +147,6 @@ def candidate_distance(ox, oy, oz, bx, by, bz, vx, vy, vz, r2, sees_all, fx, fy,
     return dist
 
 
-# The all-pairs kernel's choice for a row that keeps most of a crowd (the grid's query
-# makes the same choice inline): up to _RANK_KEPT_MAX candidates are ranked with the
-# branch-free all-pairs count (its O(m²) compares vectorise and beat a sort's mispredicted
-# branches there, 220 against 280 µs for Couzin's 100), more are sorted by key.
-_RANK_MAX = 32
-_RANK_KEPT_MAX = 128
-
-
-@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
-def _rank_into_row(out_index, out_distance, row, k, scratch_dist, scratch_slot, tid, nc):
-    """Place the ``nc`` candidates buffered in thread ``tid``'s scratch rows by rank, the
-    number of smaller (distance, index) keys, keeping ranks below ``k``; returns the count.
-
-    Branch free: the O(nc²) compares vectorise, which beats any sort's mispredicted
-    branches up to ``_RANK_KEPT_MAX`` candidates. The all-pairs kernel calls it; the grid's
-    query keeps the same loop inline (``grid_query._query_body``), where the call measured
-    2–10 % slower over its common rows of a few candidates.
-    """
-    for a in range(nc):
-        da = scratch_dist[tid, a]
-        ja = scratch_slot[tid, a]
-        rank = np.int32(0)  # 32-bit lanes: twice as many compares per vector as int64
-        for b in range(nc):
-            db = scratch_dist[tid, b]
-            rank = np.int32(rank + np.int32((db < da) | ((db == da) & (scratch_slot[tid, b] < ja))))
-        if rank < k:
-            out_distance[row, rank] = da
-            out_index[row, rank] = ja
-    return min(nc, k)
-
-
 @njit(cache=True, no_cfunc_wrapper=True)
 def _sort_into_row(out_index, out_distance, row, k, scratch_dist, scratch_slot, tid, nc):
     """Write the ``min(nc, k)`` smallest of the ``nc`` candidates buffered in thread ``tid``'s

@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .candidates import _RANK_KEPT_MAX, _RANK_MAX, _insert_row, _rank_into_row, _sort_into_row, _wrap
+from .candidates import _insert_row, _wrap
 
 #: queries with at most this many (animal, target) pairs are answered by the all-pairs kernel
 SMALL_MAX_PAIRS = 1 << 16
@@ -35,14 +35,14 @@ SMALL_MAX_PAIRS = 1 << 16
 
 @njit(cache=True, no_cfunc_wrapper=True)
 def query_small(spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k, out_index, out_distance, out_count,
-                out_overflow, tx, ty, tz, dist, ok, kept_slot, kept_dist):
+                out_overflow, tx, ty, tz, dist, ok):
     """Fill the (n, k) rows of ``out_*`` for animals ``spos``/``sfwd`` and targets ``tpos`` ((m, 3) float32).
 
     ``box``: (3,) float32 periods, 0 on an axis that does not wrap (all zeros: no wrap);
     ``r2``, ``cos_limit``, ``sees_all``: the thresholds of ``candidates.query_thresholds``;
-    ``exclude_self``: row ``i`` skips target ``i`` (one population). Scratch of at least
-    ``m``: ``tx``, ``ty``, ``tz``, ``dist`` (float32), ``ok`` (bool), and the candidates
-    kept, ``kept_slot`` (1, m) int32 and ``kept_dist`` (1, m) float32.
+    ``exclude_self``: row ``i`` skips target ``i`` (one population). ``out_*`` hold
+    the previous call's table, if any, which orders the insertions (any content is
+    safe). Scratch of at least ``m``: ``tx``, ``ty``, ``tz``, ``dist`` (float32), ``ok`` (bool).
     """
     n = spos.shape[0]
     m = tpos.shape[0]
@@ -85,38 +85,31 @@ def query_small(spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
                 ok[j] = (d2 <= r2) & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * d))
         if exclude_self and i < m:
             ok[i] = False
+        # Last call's row first: animals move little in a step, so it is nearly in order now
+        # and each insertion shifts an entry or two (a school of 100 all in reach would shift
+        # O(m²) times in index order). Any entry is only a hint: one that is out of range or
+        # not a candidate now is skipped, and each candidate is taken once (``ok`` cleared).
+        # The row is read at ``c`` before the ``c``-th insertion can write there.
+        count = 0
         total = 0
-        crowd = False
-        if 2 * k > _RANK_MAX:  # only a wide row can keep a crowd
-            for j in range(m):
-                total += ok[j]
-            crowd = total > _RANK_MAX and 2 * k >= total
-        if crowd:
-            # a crowd in reach of each other, most of it kept (a school): inserting would
-            # shift O(m²) times; gather the candidates and rank (or sort) them as the grid does
-            nc = 0
-            for j in range(m):
-                kept_slot[0, nc] = j
-                kept_dist[0, nc] = dist[j]
-                nc += ok[j]
-            if nc <= _RANK_KEPT_MAX:
-                count = _rank_into_row(out_index, out_distance, i, k, kept_dist, kept_slot, 0, nc)
-            else:
-                count = _sort_into_row(out_index, out_distance, i, k, kept_dist, kept_slot, 0, nc)
-        else:
-            count = 0
-            total = 0
-            last = np.float32(np.inf)
-            for j in range(m):  # the k nearest by (distance, index); j grows, so a tie with the last entry loses
-                if not ok[j]:
-                    continue
-                total += 1
-                d = dist[j]
-                if count == k and d >= last:
-                    continue
-                count = _insert_row(out_index, out_distance, i, count, k, d, j)
-                if count == k:
-                    last = out_distance[i, k - 1]
+        for c in range(min(out_count[i], k)):
+            j = np.int64(out_index[i, c])
+            if j < 0 or j >= m or not ok[j]:
+                continue
+            ok[j] = False
+            total += 1
+            count = _insert_row(out_index, out_distance, i, count, k, dist[j], j)
+        last = out_distance[i, k - 1] if count == k else np.float32(np.inf)
+        for j in range(m):  # the rest, in index order
+            if not ok[j]:
+                continue
+            total += 1
+            d = dist[j]
+            if count == k and (d > last or (d == last and j > out_index[i, k - 1])):
+                continue  # cannot enter the full row (what _insert_row would decide, without the call)
+            count = _insert_row(out_index, out_distance, i, count, k, d, j)
+            if count == k:
+                last = out_distance[i, k - 1]
         for c in range(count, k):
             out_index[i, c] = -1
             out_distance[i, c] = np.inf
@@ -127,22 +120,18 @@ def query_small(spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
 class SmallScratch:
     """The all-pairs kernel's per-target scratch, grown by capacity."""
 
-    __slots__ = ("columns", "ok", "kept_slot", "kept_dist")
+    __slots__ = ("columns", "ok")
 
     def __init__(self) -> None:
         self.columns = np.zeros((4, 0), np.float32)
         self.ok = np.zeros(0, np.bool_)
-        self.kept_slot = np.zeros((1, 0), np.int32)
-        self.kept_dist = np.zeros((1, 0), np.float32)
 
     def reserve(self, m: int) -> None:
         if self.columns.shape[1] < m:
             cap = max(m, int(self.columns.shape[1] * 1.5), 16)
             self.columns = np.zeros((4, cap), np.float32)
             self.ok = np.zeros(cap, np.bool_)
-            self.kept_slot = np.zeros((1, cap), np.int32)
-            self.kept_dist = np.zeros((1, cap), np.float32)
 
     def arrays(self) -> tuple:
         """The kernel's scratch arguments, in its order."""
-        return (*self.columns, self.ok, self.kept_slot, self.kept_dist)
+        return (*self.columns, self.ok)
