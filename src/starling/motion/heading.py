@@ -19,7 +19,11 @@ EPS = 1e-9
 _NO_SCALE = np.zeros(0, np.float32)
 
 
-@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+# The two helpers take the population's arrays, so they are plain calls compiled without
+# reference counting (they allocate nothing), which LLVM inlines: inlined into Numba's IR
+# instead, each array bound to an argument counted a reference per animal (an atomic
+# increment and decrement, about five per animal and step).
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
 def current_heading(i, planar, velocity, forward):
     """Unit heading of animal ``i``: its velocity's direction, else its forward vector, else +z."""
     vy = 0.0 if planar else velocity[i, 1]
@@ -32,7 +36,7 @@ def current_heading(i, planar, velocity, forward):
     return hx, hy, hz
 
 
-@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
 def move_along(i, hx, hy, hz, speed, position, velocity, forward, up, dt, wrap, bmin, size):
     """Velocity ``speed`` along the unit heading, forward = heading, up = world up made
     perpendicular to it (x when heading straight up or down); then move, wrapping if asked."""
