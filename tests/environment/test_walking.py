@@ -159,3 +159,21 @@ def test_up_follows_the_ground_and_forward_the_velocity_at_their_own_rates():
         np.testing.assert_allclose(up[0], normal, atol=1e-4)
         assert abs(float(fwd[0] @ up[0])) < 1e-5
         np.testing.assert_allclose(fwd[0], vel[0] / np.linalg.norm(vel[0]), atol=1e-3)
+
+
+def test_the_ground_mover_counts_no_references_per_animal(monkeypatch, references_outside_entry):
+    """The water-surface lookup takes the scene's water arrays: inlined into Numba's IR it counted
+    three references per animal and kernel (atomic operations); called, it counts none."""
+    from starling.environment import walking
+
+    calls = {}
+    for name in ("_walk_range", "_settle_range"):
+        kernel = getattr(walking, name)
+        monkeypatch.setattr(walking, name, lambda *args, _k=kernel, _n=name: (calls.setdefault(_n, args), _k(*args)))
+    water = WaterBodies.from_regions([(-0.5, "rectangle", (8.0, -10.0, 40.0, 10.0), 2)])
+    mover, state = walker(ramp_env(5.0, water=water), (0.0, CH, 0.0), (2.0, 0.0, 0.0))
+    walk(mover, state, (2.0, 0.0, 0.0), 1 / 30)
+    monkeypatch.undo()
+    for name, args in calls.items():
+        assert references_outside_entry(getattr(walking, name), *args) == 0, name
+    assert set(calls) == {"_walk_range", "_settle_range"}

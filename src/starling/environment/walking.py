@@ -79,9 +79,13 @@ class GroundMoverParams(MoverParams):
     ordered = (("min_slope_deg", "max_slope_deg", True),)
 
 
-@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
 def _water_surface(wf, wi, poly, x, z):
-    """Highest water surface over ``(x, z)``, -inf where there is none."""
+    """Highest water surface over ``(x, z)``, -inf where there is none.
+
+    A plain call without reference counting (it allocates nothing), which LLVM inlines:
+    inlined into Numba's IR, its three array arguments counted references per animal.
+    """
     best = _NO_WATER
     for w in range(wf.shape[0]):
         if wf[w, 0] > best and in_region(wf, wi, poly, w, x, z):
