@@ -84,3 +84,37 @@ def test_the_clock_has_no_drift():
     for _ in range(1000):
         w.clock.advance()
     assert w.clock.time == pytest.approx(100.0, abs=1e-12)
+
+
+def test_core_arrays_read_as_attributes_follow_every_change_of_count_and_buffer():
+    """``pop.position`` is cached on the population after its first read; appending, killing,
+    growing the buffers, adding a component, restoring and pickling must all show the live rows."""
+    import pickle
+
+    w, pop = world_with(3)
+    for name in ("position", "velocity", "forward", "up", "uid", "alive", "tags"):
+        assert getattr(pop, name) is getattr(pop, name)  # one view while nothing changes
+        assert getattr(pop, name).shape[0] == 3
+    before = pop.position
+    pop.append(w.new_uids(40), np.full((40, 3), 7.0, np.float32), np.ones((40, 3), np.float32))  # grows the buffers
+    assert pop.n == 43 and pop.position.shape == (43, 3) and pop.position is not before
+    assert np.shares_memory(pop.position, pop._buffers["position"])
+    pop.position[42] = [1.0, 2.0, 3.0]
+    assert pop._buffers["position"][42].tolist() == [1.0, 2.0, 3.0]
+    w.commands.kill("fish", [int(u) for u in pop.uid[:40]])
+    w.commands.apply(w)
+    assert pop.n == 3 and pop.uid.shape == (3,) and pop.alive.all()
+    np.testing.assert_array_equal(pop.position[2], [1.0, 2.0, 3.0])
+    held = pop.velocity
+    pop.add_component("hunger", 0.5)  # a new buffer: the version changes
+    assert pop.velocity is not held and np.shares_memory(pop.velocity, pop._buffers["velocity"])
+    state = pop.state()
+    copy = pickle.loads(pickle.dumps(pop))
+    assert copy.n == 3 and np.shares_memory(copy.position, copy._buffers["position"])
+    np.testing.assert_array_equal(copy.position, pop.position)
+    copy.position[0] = 99.0
+    assert copy._buffers["position"][0, 0] == 99.0 and pop.position[0, 0] != 99.0
+    pop.append(w.new_uids(2), np.zeros((2, 3), np.float32), np.ones((2, 3), np.float32))
+    assert pop.position.shape[0] == 5
+    pop.load_state(state)
+    assert pop.position.shape[0] == 3 and pop.uid.tolist() == state["arrays"]["uid"].tolist()

@@ -16,6 +16,8 @@ from ..kernel_types import field_encoded_namedtuple, module_getattr
 from ..systems import ComponentSpec
 
 CORE_FIELDS = ("position", "velocity", "forward", "up", "uid")
+#: the arrays every population has, read as attributes (``pop.position``)
+CORE_ARRAYS = CORE_FIELDS + ("alive", "tags")
 _AGENT_TUPLES: dict[tuple[str, ...], type] = {}
 
 
@@ -30,7 +32,14 @@ def agent_tuple_type(component_names: Iterable[str]) -> type:
 
 
 class _LiveRows:
-    """A core array as a class attribute: the hot path's ``pop.position`` without ``__getattr__``'s miss."""
+    """A core array as a class attribute: the hot path's ``pop.position`` without ``__getattr__``'s miss.
+
+    The first read under a layout keeps the live-row view in the population's own
+    ``__dict__``, where Python looks before this (non-data) descriptor, so every later read
+    is a plain attribute lookup with no Python call (a step reads a core array a hundred
+    times or more). The population drops those entries whenever its count changes or a
+    buffer is replaced (``Population._set_count``, ``_storage_changed``).
+    """
 
     def __set_name__(self, owner, name):
         self.name = name
@@ -38,7 +47,9 @@ class _LiveRows:
     def __get__(self, pop, owner=None):
         if pop is None:
             return self
-        return pop.live_rows(self.name)
+        view = pop._buffers[self.name][: pop.n]
+        pop.__dict__[self.name] = view
+        return view
 
 
 class Population:
@@ -105,11 +116,24 @@ class Population:
         """A buffer was replaced: every view handed out so far looks at old memory."""
         self._version += 1
         self._views.clear()
+        self._drop_core_views()
+
+    def _set_count(self, n: int) -> None:
+        """The number of live animals changed: the core arrays' cached views are too short or too long."""
+        self.n = n
+        self._drop_core_views()
+
+    def _drop_core_views(self) -> None:
+        d = self.__dict__
+        for name in CORE_ARRAYS:
+            d.pop(name, None)
 
     def __getstate__(self) -> dict:
         # cached views would unpickle as copies, no longer looking at the buffers
         state = self.__dict__.copy()
         state["_views"] = {}
+        for name in CORE_ARRAYS:
+            state.pop(name, None)
         return state
 
     @property
@@ -254,7 +278,7 @@ class Population:
                 self.add_component(name, default)
             self._component_defaults[name] = float(default)
         n = int(state["n"])
-        self.n = 0
+        self._set_count(0)
         self._ensure(n)
         arrays = state["arrays"]
         for name, buf in self._buffers.items():
@@ -265,7 +289,7 @@ class Population:
                 buf[:n] = self._component_defaults[name]
         self._buffers["uid"][n:] = -1
         self._buffers["alive"][n:] = False
-        self.n = n
+        self._set_count(n)
 
     def remove_rows(self, rows: np.ndarray) -> None:
         """Drop the animals at ``rows`` now (a reconfiguration lowering the count), keeping the others' order."""
@@ -300,7 +324,7 @@ class Population:
             if values is None and name in self._draws:
                 values = self._draws[name](k)
             b[name][sl] = default if values is None else values
-        self.n = start + k
+        self._set_count(start + k)
 
     def compact(self) -> int:
         """Drop every animal whose ``alive`` is false, keeping the others' order."""
@@ -312,7 +336,7 @@ class Population:
         idx = np.flatnonzero(keep)
         for buf in self._buffers.values():
             buf[: idx.size] = buf[idx]
-        self.n = idx.size
+        self._set_count(idx.size)
         self._buffers["alive"][self.n : n] = False
         self._buffers["uid"][self.n : n] = -1
         return removed
