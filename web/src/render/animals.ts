@@ -262,6 +262,18 @@ export class SpeciesLayer {
     }
   }
 
+  /** The centre of mass of the latest frame's animals (the origin when there are none). */
+  centre(): THREE.Vector3 {
+    const c = new THREE.Vector3();
+    const p = this.positions;
+    for (let i = 0; i < this.count; i++) {
+      c.x += p[3 * i];
+      c.y += p[3 * i + 1];
+      c.z += p[3 * i + 2];
+    }
+    return c.divideScalar(Math.max(this.count, 1));
+  }
+
   /** Current instance index of an animal, or -1 if it is not in the latest frame. */
   indexOf(uid: number): number {
     if (uid < this.uidIndex.length) return this.uidIndex[uid];

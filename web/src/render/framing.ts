@@ -101,7 +101,7 @@ export class AutoFraming {
   private groupCentre(species: string, withOthers: boolean): THREE.Vector3 | null {
     const main = this.host.layers().find((l) => l.info.name === species);
     if (!main || !main.count) return null;
-    const c = centreOf(main);
+    const c = main.centre();
     const others = withOthers ? this.othersCentre(main) : null;
     return others ? c.lerp(others, 0.5) : c;
   }
@@ -110,7 +110,7 @@ export class AutoFraming {
   private othersCentre(main: SpeciesLayer): THREE.Vector3 | null {
     const others = this.host.layers().filter((l) => l !== main && l.count);
     if (!others.length) return null;
-    return others.reduce((sum, l) => sum.add(centreOf(l)), new THREE.Vector3()).divideScalar(others.length);
+    return others.reduce((sum, l) => sum.add(l.centre()), new THREE.Vector3()).divideScalar(others.length);
   }
 
   /**
@@ -209,15 +209,4 @@ export class AutoFraming {
     const cam = this.host.world.camera.position;
     this.host.rig.drift(this.anchorTarget, dt, this.host.floorAt(cam.x, cam.z) + 1.5);
   }
-}
-
-function centreOf(layer: SpeciesLayer): THREE.Vector3 {
-  const c = new THREE.Vector3();
-  const p = layer.positions;
-  for (let i = 0; i < layer.count; i++) {
-    c.x += p[3 * i];
-    c.y += p[3 * i + 1];
-    c.z += p[3 * i + 2];
-  }
-  return c.divideScalar(Math.max(layer.count, 1));
 }

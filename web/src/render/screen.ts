@@ -113,14 +113,7 @@ export class Screen {
   centroid(species: string): PagePoint | null {
     const layer = this.layers().find((l) => l.info.name === species);
     if (!layer || !layer.count) return null;
-    const c = new THREE.Vector3();
-    const p = layer.positions;
-    for (let i = 0; i < layer.count; i++) {
-      c.x += p[3 * i];
-      c.y += p[3 * i + 1];
-      c.z += p[3 * i + 2];
-    }
-    return this.toPage(c.divideScalar(layer.count));
+    return this.toPage(layer.centre());
   }
 
   /** A world point's page position, from the camera as last drawn. */
