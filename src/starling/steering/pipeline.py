@@ -28,6 +28,7 @@ from .contract import explain_typing_error
 from .params import with_stream_key
 from .per_animal import bind_draws
 from .random import stream_key
+from .queries.candidates import NO_WRAP
 from .queries.neighbors import NeighborQuerySpec, find_neighbors
 from .queries.pairs import PairGeometry
 from .queries.rays import Rays, generate_rays
@@ -52,12 +53,9 @@ float32 unit surface normal turned toward the ray's origin (zero on a miss); ``l
 (n,r) int16 layer index of the shape hit (-1 on a miss); ``direction`` (n,r,3) float32
 the unit ray directions. Rays are generated from the step-start state."""
 
-_NO_BOX = np.zeros(3, np.float32)  # the pair geometry's box when the world does not wrap (never written)
-
-
 def pair_box(box) -> np.ndarray:
     """The pair geometry's float32 box: the periodic sides, or zeros when the world does not wrap."""
-    return _NO_BOX if box is None else np.asarray(box, np.float32)
+    return NO_WRAP if box is None else np.asarray(box, np.float32)
 
 
 CoreAgents = namedtuple("CoreAgents", ["position", "velocity", "forward", "up", "uid"])

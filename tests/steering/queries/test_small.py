@@ -95,8 +95,8 @@ def test_small_queries_in_a_wrapping_world_equal_the_grid_bit_for_bit(dims, k):
         (200, 20.0, 3.0, [20.0, 20.0, 20.0]),  # sparse, every axis wraps
         (150, 6.0, 2.5, [6.0, 6.0, 6.0]),  # the reach is almost half the period: every pair near a seam
         (180, 12.0, 4.0, [12.0, 0.0, 12.0]),  # x and z wrap, y has a floor and a sky
-        (250, 10.0, 30.0, [10.0, np.inf, 10.0]),  # everybody in reach of everybody: a crowd, sorted
-        (100, 10.0, 30.0, [10.0, np.inf, 10.0]),  # a smaller crowd: ranked
+        (250, 10.0, 30.0, [10.0, np.inf, 10.0]),  # everybody in reach of everybody (the grid sorts these rows)
+        (100, 10.0, 30.0, [10.0, np.inf, 10.0]),  # a smaller crowd (the grid ranks them)
     ):
         position, forward = cloud(rng, n, side, dims)
         position[:10, 0] = np.float32(side) - rng.random(10).astype(np.float32) * 0.1  # against the seam
@@ -114,11 +114,12 @@ def test_small_queries_in_a_wrapping_world_equal_the_grid_bit_for_bit(dims, k):
                 np.testing.assert_array_equal(got, expected)
 
 
-def test_crowded_rows_are_ranked_like_the_grid_in_an_open_world():
-    """A school all in reach of each other, kept whole (rank) and cut to k (sort, then insertion)."""
+def test_crowded_rows_equal_the_grid_whichever_way_the_grid_orders_them():
+    """A school all in reach of each other, kept whole and cut to k: the grid ranks, sorts or
+    inserts such rows depending on their size; the all-pairs kernel's insertion must agree."""
     rng = np.random.default_rng(8)
-    for n, k, path in ((100, 128, "ranked whole"), (100, 60, "ranked and cut"), (200, 128, "sorted"),
-                       (100, 40, "inserted")):
+    for n, k, path in ((100, 128, "grid ranks, kept whole"), (100, 60, "grid ranks, cut"), (200, 128, "grid sorts"),
+                       (100, 40, "grid inserts")):
         position, forward = cloud(rng, n, 4.0, 3)
         position[-5:] = position[:5]  # coincident animals: ties broken by index
         spec = NeighborQuerySpec(max_distance=50.0, k=k)

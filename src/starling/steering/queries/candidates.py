@@ -31,11 +31,17 @@ import numpy as np
 from numba import njit
 
 __all__ = [
+    "NO_WRAP",
     "candidate_distance",
     "minimum_image",
     "query_thresholds",
     "wrap_offset",
 ]
+
+#: the box a kernel takes when the world does not wrap: every period 0 (:func:`_wrap`
+#: then leaves each offset as it is); shared, never written
+NO_WRAP = np.zeros(3, np.float32)
+
 
 # ---------------------------------------------------------------------------
 # Pair primitives.  Only scalars go in and out; all arithmetic is float32 in a

@@ -56,7 +56,7 @@ import numpy as np
 
 from .. import registry
 from . import brute, kdtree
-from .candidates import minimum_image, query_thresholds, wrap_offset
+from .candidates import NO_WRAP, minimum_image, query_thresholds, wrap_offset
 from .grid import GridIndex
 from .small import SMALL_MAX_PAIRS, SmallScratch, query_small
 
@@ -348,10 +348,6 @@ def find_neighbors(
     return out
 
 
-#: the all-pairs kernel's box when the world does not wrap (never written)
-_NO_WRAP = np.zeros(3, np.float32)
-
-
 def _methods() -> set[str]:
     return set(METHODS) | {q.name for q in registry.queries()}
 
@@ -363,15 +359,8 @@ def _grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
     Small queries (at most ``SMALL_MAX_PAIRS`` pairs) test every pair instead: the same
     table, without a grid to build.
     """
-    n, m = spos.shape[0], tpos.shape[0]
-    if n * m <= SMALL_MAX_PAIRS:
-        small = out._small
-        if small is None:
-            small = out._small = SmallScratch()
-        small.reserve(m)
-        r2, cos_limit, sees_all = query_thresholds(spec.max_distance, spec.fov_deg)
-        query_small(spos, sfwd, tpos, _NO_WRAP if box32 is None else box32, r2, cos_limit, sees_all, exclude_self,
-                    spec.k, out.index, out.distance, out.count, out.overflow, *small.arrays())
+    if spos.shape[0] * tpos.shape[0] <= SMALL_MAX_PAIRS:
+        _all_pairs_search(spos, sfwd, tpos, spec, box32, exclude_self, out)
         return
     grid = out._grid
     if grid is None:
@@ -407,5 +396,5 @@ def _all_pairs_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
         small = out._small = SmallScratch()
     small.reserve(tpos.shape[0])
     r2, cos_limit, sees_all = query_thresholds(spec.max_distance, spec.fov_deg)
-    query_small(spos, sfwd, tpos, _NO_WRAP if box32 is None else box32, r2, cos_limit, sees_all, exclude_self,
+    query_small(spos, sfwd, tpos, NO_WRAP if box32 is None else box32, r2, cos_limit, sees_all, exclude_self,
                 spec.k, out.index, out.distance, out.count, out.overflow, *small.arrays())

@@ -14,11 +14,12 @@ wrapping axes), squared distance, square root and field-of-view test exactly as 
 grid's kernel does (``grid_query._query_body``: the same expressions in the same
 order; the grid skips the minimum image only where it is the plain offset bit for
 bit). A second pass keeps the k nearest by (distance, index) with the grid's sorted
-insertion, skipping at once a candidate that cannot enter a full row; a row that
-keeps most of a crowd (more than ``_RANK_MAX`` candidates, and ``2k`` at least as
-many: a school in reach of each other) is ranked as the grid ranks it instead
-(``candidates._rank_into_row``), since insertion would shift O(m²) times. The table
-is bit-identical to the grid's (``tests/steering/queries/test_small.py``).
+insertion (``candidates._insert_row``). It inserts the animal's row of the previous
+call first: after a step that row is nearly in order, so each insertion shifts an
+entry or two where a school all in reach of each other, inserted in index order,
+would shift O(m²) times; then the remaining candidates, most of which a full row
+rejects with one comparison. The previous row only orders the work, so the table is
+bit-identical to the grid's whatever the buffers held (``tests/steering/queries/test_small.py``).
 """
 from __future__ import annotations
 
@@ -99,17 +100,14 @@ def query_small(spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
             ok[j] = False
             total += 1
             count = _insert_row(out_index, out_distance, i, count, k, dist[j], j)
-        last = out_distance[i, k - 1] if count == k else np.float32(np.inf)
         for j in range(m):  # the rest, in index order
             if not ok[j]:
                 continue
             total += 1
             d = dist[j]
-            if count == k and (d > last or (d == last and j > out_index[i, k - 1])):
-                continue  # cannot enter the full row (what _insert_row would decide, without the call)
+            if count == k and (d > out_distance[i, k - 1] or (d == out_distance[i, k - 1] and j > out_index[i, k - 1])):
+                continue  # cannot enter the full row: what _insert_row would decide, without the call
             count = _insert_row(out_index, out_distance, i, count, k, d, j)
-            if count == k:
-                last = out_distance[i, k - 1]
         for c in range(count, k):
             out_index[i, c] = -1
             out_distance[i, c] = np.inf
