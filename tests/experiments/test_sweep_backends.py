@@ -424,3 +424,27 @@ def test_only_the_console_scripts_own_process_forks_its_sweep_workers(monkeypatc
     monkeypatch.setattr(cli, "app", lambda: commands._fork_workers_here())
     cli.main()                                              # the `starling` script
     assert commands.OWN_PROCESS is True and LocalBackend.fork_from_driver is True
+
+
+def test_a_pool_that_breaks_while_a_run_is_handed_to_it_loses_no_run(tmp_path, monkeypatch):
+    """The race behind a killed worker: the pool may notice it is broken just as the next run is
+    submitted, and refuse it. That run must stay queued for the fresh pool, not vanish."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from starling.experiments import backends
+
+    submitted = []
+
+    class BreaksOnThirdSubmission(ProcessPoolExecutor):
+        def submit(self, fn, *args, **kwargs):
+            submitted.append(args[0]["id"])
+            if len(submitted) == 3:
+                raise BrokenProcessPool("broken while handing out a run (simulated)")
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(backends, "ProcessPoolExecutor", BreaksOnThirdSubmission)
+    output, _ = run_sweep_file(check_sweep(TINY), LocalBackend(2), tmp_path / "out")
+    assert len(submitted) > 4  # the refused run was submitted again
+    assert sorted(r["index"] for r in output.rows) == [0, 1, 2, 3]
+    assert all(r["status"] == "ok" for r in output.rows)

@@ -138,8 +138,10 @@ class LocalBackend:
                 try:
                     while pending or running:
                         while pending and len(running) < self.workers:
-                            task = pending.popleft()
-                            running[pool.submit(worker.execute, task)] = task
+                            # submit before taking the task off the queue: a pool that broke
+                            # meanwhile refuses the submission, and the task must stay pending
+                            future = pool.submit(worker.execute, pending[0])
+                            running[future] = pending.popleft()
                         done, _ = wait(running, return_when=FIRST_COMPLETED)
                         for future in done:
                             row = future.result()  # BrokenProcessPool surfaces here, the task still in running
