@@ -176,7 +176,7 @@ def test_a_shot_streams_its_sounds_and_the_player_stands_where_the_simulation_ha
 
     def settled():
         """The newest frame, once it shows the step the simulation stopped at."""
-        if len(sink.frames) <= start or runner._pending_steps:
+        if len(sink.frames) <= start or runner.pacer.pending:
             return None
         frame = F.decode_frame(sink.frames[-1])
         return frame if frame.step == runner.sim.step_count and frame.species[2].uid.size else None

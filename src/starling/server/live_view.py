@@ -4,7 +4,8 @@ A frame carries one block per species, then one per entity block: the population
 simulation's systems made (the ecology's apples, carcasses, sounds, the player), see
 :func:`entity_blocks`. :func:`frame_states` gathers them all at the current step. The
 readouts are the metrics, the per-species summaries and the inspector
-(:func:`read_readouts`). The live server (:mod:`.runner`), replay and ``starling warm``
+(:func:`read_readouts`); the status message counts each species, its animals per brain
+state and the labels over a small group's heads (:func:`species_readouts`). The live server (:mod:`.runner`), replay and ``starling warm``
 read a simulation through these, so the warm-up compiles exactly what the app runs.
 """
 from __future__ import annotations
@@ -131,3 +132,28 @@ def read_readouts(sim: Any) -> None:
         pop = sim.population(name)
         if pop.n:
             sim.inspect(name, int(pop.uid[0]))
+
+
+def species_readouts(sim: Any, labelled_at_most: int) -> tuple[dict, dict, dict]:
+    """The status message's per-species part: ``counts`` (animals), ``states`` (animals per
+    brain state, where a species has a brain) and ``labels`` (``[uid, words]`` over each
+    animal's head, for species of at most ``labelled_at_most`` animals). Empty without a
+    simulation; a species whose summary fails is logged and left out of ``states``."""
+    counts: dict[str, int] = {}
+    states: dict[str, dict[str, int]] = {}
+    labels: dict[str, list] = {}
+    if sim is None:
+        return counts, states, labels
+    for name in sim.species:
+        pop = sim.population(name)
+        counts[name] = int(pop.n)
+        try:
+            per_state = sim.species_summary(name).get("states")
+        except Exception as exc:
+            log.warning("state counts failed: %s", exc)
+            per_state = None
+        if per_state:
+            states[name] = {str(k): int(v) for k, v in per_state.items()}
+        if 0 < pop.n <= labelled_at_most and (words := sim.animal_labels(name)) is not None:
+            labels[name] = [[int(u), w] for u, w in zip(pop.uid[: pop.n].tolist(), words)]
+    return counts, states, labels

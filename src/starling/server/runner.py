@@ -6,11 +6,9 @@ on a queue that this thread drains between steps. That keeps the simulation
 single-threaded from its own point of view (no locks in the core) and lets the
 asyncio side stay responsive while a step is running.
 
-Pacing: in ``realtime`` mode the thread keeps simulated time equal to wall time ×
-``speed``, sleeping between fixed steps of ``sim.dt``; when a step is slower than
-the clock it simply runs flat out and forgets the debt rather than bursting to
-catch up. In ``fast`` mode it steps as fast as the CPU allows, in batches sized so
-that commands are still picked up every few milliseconds.
+Pacing (realtime or fast, pause, single steps, the realtime factor) is decided by a
+:class:`~starling.server.pacing.Pacer`, which the thread asks how many steps are due
+and how long it may sleep.
 
 Output goes to a :class:`Sink` (the web hub) and never blocks: a frame is
 encoded at most ``max_fps`` times a second and handed over; whether a slow
@@ -29,16 +27,13 @@ from typing import Any, Callable, Optional, Protocol
 
 
 from . import protocol as P
-from .live_view import EntityBlock, entity_blocks, frame_states, read_readouts
+from .pacing import Pacer
+from .live_view import EntityBlock, entity_blocks, frame_states, read_readouts, species_readouts
 from .scenes import Loader, Names, default_scenario_names, scenario_loader, scene_message
 from .threaded import ThreadedRunner
 from .. import frames as F
 from ..config import ConfigError, Problem
 from ..prepare import can_prepare, prepare
-
-#: a realtime run is "behind" when its realtime factor stays under this for BEHIND_AFTER_S
-BEHIND_BELOW = 0.9
-BEHIND_AFTER_S = 2.0
 
 log = logging.getLogger("starling.server")
 
@@ -109,9 +104,7 @@ class SimulationRunner(ThreadedRunner):
         self._make_recorder = recorder
         self.recorder: Any = None
         self.seed = seed
-        self.mode = "realtime" if realtime else "fast"
-        self.speed = 1.0
-        self.paused = False
+        self.pacer = Pacer(realtime, time.perf_counter())
         self.max_fps = max_fps
         self.status_interval = 1.0 / status_hz
         self.sim: Any = None
@@ -130,10 +123,7 @@ class SimulationRunner(ThreadedRunner):
         self._journal_seq: Optional[int] = None
         self._journal_sim: Any = None
         self._entities: list[EntityBlock] = []
-        self._pending_steps = 0
         self._sequence = 0
-        self._anchor_wall = 0.0
-        self._anchor_sim = 0.0
         self._last_frame_wall = -math.inf
         self._frame_dirty = True
         self._status_dirty = True
@@ -147,17 +137,30 @@ class SimulationRunner(ThreadedRunner):
         self._window_steps = 0
         self._window_frames = 0
         self._steps_per_s = 0.0
-        # the realtime factor: simulated seconds per wall second over ``speed``, measured from here
-        self._rt_wall = time.perf_counter()
-        self._rt_sim = 0.0
-        self.realtime_factor: Optional[float] = None
-        self._behind_since: Optional[float] = None
         self._frames_per_s = 0.0
         self._encode_ms = 0.0
-        self._step_ms = 0.0
         self.steps_taken = 0
         self.frames_published = 0
         self._observer: Any = None
+
+    @property
+    def paused(self) -> bool:
+        return self.pacer.paused
+
+    @property
+    def mode(self) -> str:
+        return self.pacer.mode
+
+    @property
+    def speed(self) -> float:
+        return self.pacer.speed
+
+    @property
+    def realtime_factor(self) -> Optional[float]:
+        return self.pacer.realtime_factor
+
+    def _sim_time(self) -> float:
+        return float(self.sim.time) if self.sim is not None else 0.0
 
     # ---- life cycle (called from the event loop's thread) ---------------------------
 
@@ -206,7 +209,7 @@ class SimulationRunner(ThreadedRunner):
                 self._maybe_status(now)
                 self._wake.wait(self.status_interval)
                 continue
-            n = self._steps_due(now)
+            n = self.pacer.steps_due(now, float(sim.time), float(sim.dt))
             if n:
                 try:
                     t0 = time.perf_counter()
@@ -215,13 +218,11 @@ class SimulationRunner(ThreadedRunner):
                 except Exception as exc:  # a broken scenario must not kill the server
                     self._fail(f"simulation error at step {sim.step_count}: {exc}")
                     continue
-                self._step_ms = float(getattr(sim, "last_step_ms", elapsed * 1e3 / n))
+                if self.pacer.stepped(n, float(getattr(sim, "last_step_ms", elapsed * 1e3 / n))):
+                    self._status_dirty = True
                 self._window_steps += n
                 self.steps_taken += n
                 self._frame_dirty = True
-                if self._pending_steps:
-                    self._pending_steps = max(0, self._pending_steps - n)
-                    self._status_dirty = True
             now = time.perf_counter()
             if self._frame_dirty and now - self._last_frame_wall >= 1.0 / self.max_fps:
                 self._publish_frame(now)
@@ -229,74 +230,31 @@ class SimulationRunner(ThreadedRunner):
             if not n:
                 self._wake.wait(self._idle_timeout(time.perf_counter()))
 
-    def _steps_due(self, now: float) -> int:
-        """How many steps to take now (0 means: wait)."""
-        sim = self.sim
-        if self._pending_steps:
-            return min(self._pending_steps, self._batch())
-        if self.paused:
-            return 0
-        if self.mode == "fast":
-            return self._batch()
-        due = self._anchor_sim + (now - self._anchor_wall) * self.speed
-        behind = due - float(sim.time)
-        if behind > 0.25 * self.speed + sim.dt:
-            # Slower than the clock: drop the debt instead of bursting to catch up.
-            self._anchor_sim = float(sim.time)
-            self._anchor_wall = now
-            return 1
-        n = int(math.floor(behind / sim.dt + 1e-6))
-        return max(0, min(n, self._batch()))
-
-    def _batch(self) -> int:
-        """Steps per call: small sims are batched so one call lasts a few milliseconds
-        (one step at a time until the step time is known)."""
-        if self._step_ms <= 0.0:
-            return 1
-        return int(max(1, min(64, 4.0 / self._step_ms)))
-
     def _idle_timeout(self, now: float) -> float:
         """Sleep until the next step is due, a frame or status is owed, or a command wakes us."""
         waits = [self.status_interval - (now - self._last_status_wall)]
         if self._frame_dirty:
             waits.append(1.0 / self.max_fps - (now - self._last_frame_wall))
-        if self.sim is not None and not self.paused and self.mode == "realtime":
-            due_wall = self._anchor_wall + (float(self.sim.time) + self.sim.dt - self._anchor_sim) / self.speed
-            waits.append(due_wall - now)
+        if self.sim is not None:
+            due = self.pacer.next_step_at(float(self.sim.time), float(self.sim.dt))
+            if due is not None:
+                waits.append(due - now)
         return max(0.0005, min(waits))
-
-    def _reanchor(self) -> None:
-        self._anchor_wall = time.perf_counter()
-        self._anchor_sim = float(self.sim.time) if self.sim is not None else 0.0
-        self._restart_realtime_window()
-
-    def _restart_realtime_window(self) -> None:
-        """Pacing changed (pause, resume, speed, mode, another scenario): measure afresh from now."""
-        self._rt_wall = time.perf_counter()
-        self._rt_sim = float(self.sim.time) if self.sim is not None else 0.0
-        self.realtime_factor = None
-        self._behind_since = None
 
     # ---- commands -------------------------------------------------------------------
 
     def _apply(self, client_id: Optional[int], cmd: Any) -> None:
+        now, sim_time = time.perf_counter(), self._sim_time()
         if isinstance(cmd, P.Pause):
-            self.paused = True
-            self._restart_realtime_window()
+            self.pacer.pause(now, sim_time)
         elif isinstance(cmd, P.Resume):
-            self.paused = False
-            self._pending_steps = 0
-            self._reanchor()
+            self.pacer.resume(now, sim_time)
         elif isinstance(cmd, P.Step):
-            self.paused = True
-            self._pending_steps += cmd.n
-            self._restart_realtime_window()
+            self.pacer.single_steps(cmd.n, now, sim_time)
         elif isinstance(cmd, P.Speed):
-            self.speed = float(cmd.multiplier)
-            self._reanchor()
+            self.pacer.set_speed(cmd.multiplier, now, sim_time)
         elif isinstance(cmd, P.Mode):
-            self.mode = cmd.mode
-            self._reanchor()
+            self.pacer.set_mode(cmd.mode, now, sim_time)
         elif isinstance(cmd, P.Select):
             self._select(client_id, cmd)
         elif isinstance(cmd, P.Deselect):
@@ -422,7 +380,8 @@ class SimulationRunner(ThreadedRunner):
         except Exception as exc:
             log.error("could not load scenario %r: %s", name, exc)
             self._end_loading()
-            self._reanchor()  # the time spent loading is no debt of the scenario still running
+            # the time spent loading is no debt of the scenario still running
+            self.pacer.anchor(time.perf_counter(), self._sim_time())
             message = {"type": "error", "message": f"could not load scenario '{name}': {exc}"}
             if client_id is None:
                 self.error = message["message"]
@@ -441,14 +400,11 @@ class SimulationRunner(ThreadedRunner):
         self.seed = seed
         self.error = None
         self._end_loading()
-        self.paused = paused
-        self._pending_steps = 0
-        self._step_ms = 0.0  # unknown until the new scenario has stepped once
+        self.pacer.start(paused, time.perf_counter(), self._sim_time())
         self._selections.clear()
         self._metrics = {}
         self._metrics_step = -1
         self._last_metrics_wall = -math.inf
-        self._reanchor()
         self._entities = entity_blocks(sim)
         self._sink_call("post_scene", P.dumps(self.scene_message()))
         self._frame_dirty = True
@@ -502,8 +458,7 @@ class SimulationRunner(ThreadedRunner):
 
     def _fail(self, message: str) -> None:
         log.error("%s\n%s", message, traceback.format_exc())
-        self.paused = True
-        self._pending_steps = 0
+        self.pacer.stop()
         self.error = message
         self._sink_call("post_event", P.dumps({"type": "error", "message": message}), None)
         self._post_status_now()
@@ -539,7 +494,7 @@ class SimulationRunner(ThreadedRunner):
         self._sequence += 1
         frame = self._encoder.encode(
             states, step=int(sim.step_count), time=float(sim.time), dt=float(sim.dt),
-            sequence=self._sequence, paused=self.paused and not self._pending_steps,
+            sequence=self._sequence, paused=self.pacer.shows_paused,
         )
         self._encode_ms = (time.perf_counter() - t0) * 1e3
         self._sink_call("post_frame", frame)
@@ -570,27 +525,6 @@ class SimulationRunner(ThreadedRunner):
                 # the frame of the last step goes out before a status that may say "paused"
                 self._publish_frame(now)
             self._post_status_now(now)
-
-    def _measure_realtime(self, now: float) -> None:
-        """The realtime factor over the window that just ended (with ``steps_per_s``): simulated
-        seconds per wall second divided by ``speed``; None while paused, loading or in fast mode.
-        A window spans at least three steps' worth of time, so a scenario with a long ``dt``
-        (vicsek: 1 s) is not judged on one step more or less."""
-        sim = self.sim
-        if sim is None or self.loading or self.paused or self._pending_steps or self.mode != "realtime":
-            self._restart_realtime_window()
-            return
-        span = now - self._rt_wall
-        if span < max(0.5, 3.0 * float(sim.dt) / max(self.speed, 1e-9)):
-            return  # keep the last value until the window is long enough
-        factor = (float(sim.time) - self._rt_sim) / span / max(self.speed, 1e-9)
-        if factor < BEHIND_BELOW:
-            if self._behind_since is None:
-                self._behind_since = self._rt_wall  # the whole window was behind
-        else:
-            self._behind_since = None
-        self.realtime_factor = factor
-        self._rt_wall, self._rt_sim = now, float(sim.time)
 
     def _maybe_metrics(self, now: float) -> None:
         """Live metrics, at most every status interval; they can cost as much as a step on a
@@ -632,28 +566,13 @@ class SimulationRunner(ThreadedRunner):
             self._steps_per_s = self._window_steps / span
             self._frames_per_s = self._window_frames / span
             self._window_wall, self._window_steps, self._window_frames = now, 0, 0
-            self._measure_realtime(now)
+            self.pacer.measure(now, self._sim_time(), float(self.sim.dt) if self.sim is not None else 0.0,
+                               running=self.sim is not None and not self.loading)
         sim = self.sim
-        counts: dict[str, int] = {}
-        states: dict[str, dict[str, int]] = {}
+        counts, states, labels = species_readouts(sim, LABELLED_AT_MOST)
         if sim is not None:
             if self._metrics_step != int(sim.step_count):  # e.g. the last of a batch of paused steps
                 self._maybe_metrics(now)
-            for name in sim.species:
-                counts[name] = int(sim.population(name).n)
-                try:  # animals per brain state, where a species has a brain
-                    per_state = sim.species_summary(name).get("states")
-                except Exception as exc:
-                    log.warning("state counts failed: %s", exc)
-                    per_state = None
-                if per_state:
-                    states[name] = {str(k): int(v) for k, v in per_state.items()}
-        labels: dict[str, list] = {}
-        if sim is not None:
-            for name in sim.species:
-                pop = sim.population(name)
-                if 0 < pop.n <= LABELLED_AT_MOST and (words := sim.animal_labels(name)) is not None:
-                    labels[name] = [[int(u), w] for u, w in zip(pop.uid[: pop.n].tolist(), words)]
             self._post_events(sim)
         status = {
             "type": "status",
@@ -663,16 +582,16 @@ class SimulationRunner(ThreadedRunner):
             "step": int(sim.step_count) if sim is not None else 0,
             "time": float(sim.time) if sim is not None else 0.0,
             "dt": float(sim.dt) if sim is not None else 0.0,
-            "paused": self.paused and not self._pending_steps,
-            "mode": self.mode,
-            "speed": self.speed,
+            "paused": self.pacer.shows_paused,
+            "mode": self.pacer.mode,
+            "speed": self.pacer.speed,
             "steps_per_s": self._steps_per_s,
-            "realtime_factor": self.realtime_factor,
-            "behind": self._behind_since is not None and now - self._behind_since >= BEHIND_AFTER_S,
+            "realtime_factor": self.pacer.realtime_factor,
+            "behind": self.pacer.behind(now),
             "loading_stage": self.loading_stage if self.loading else None,
             "loading_progress": self.loading_progress if self.loading else None,
             "frames_per_s": self._frames_per_s,
-            "step_ms": self._step_ms,
+            "step_ms": self.pacer.step_ms,
             "encode_ms": self._encode_ms,
             "metrics_ms": self._metrics_ms,
             "frame_bytes": self._encoder.last_bytes,
