@@ -65,7 +65,7 @@ def test_a_live_session_is_recorded_and_a_switched_scenario_goes_to_the_next_fil
         first = runner.sim
         first.queue_set("species.bird.count", 70)  # an edit, as the editor makes them
         runner.submit(None, P.Step(type="step", n=4))  # the edit lands after the first; frames of 70 follow
-        wait_for(lambda: first.population("bird").n == 70 and not runner._pending_steps, timeout=60,
+        wait_for(lambda: first.population("bird").n == 70 and not runner.pacer.pending, timeout=60,
                  what="the edit and the steps after it")
         runner.submit(None, P.SwitchScenario(type="scenario", name="flock", seed=2))
         wait_for(lambda: runner.sim is not first and runner.sim is not None, timeout=60, what="the switch")
