@@ -185,7 +185,9 @@ def bench_scenario_sizes(name: str, sizes: list[int], *, query: str | None = Non
     Per size: ``warmup`` steps (compilation, caches), then steps timed one by one until
     ``budget_s`` seconds or ``steps`` steps have passed (at least 5 steps). Each result also
     says the largest neighbour count and overflow seen in its last step, so a table cut at
-    its capacity ``k`` (a denser world than the scenario was tuned for) is never silent.
+    its capacity ``k`` (a denser world than the scenario was tuned for) is never silent
+    (exact for ``all_in_radius`` groups; a knn group's search may stop once its k nearest
+    are certain, and its overflow then counts only what the search met).
     """
     import numba
 

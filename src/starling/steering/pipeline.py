@@ -238,8 +238,9 @@ class SpeciesPipeline:
         row = 0
         for g, gcfg in enumerate(species_cfg.groups):
             q = gcfg.query
+            # knn groups read the k nearest, never how many more were in reach: the grid may stop early
             spec = NeighborQuerySpec(max_distance=q.max_distance, k=q.k, fov_deg=q.fov_deg,
-                                     mode=q.mode, method=q.method)
+                                     mode=q.mode, method=q.method, early_stop=q.mode == "knn")
             slots = []
             for b, params in enumerate(getattr(gcfg, "behaviors", [])):
                 slots.append(self._slot(params, row, q, f"species.{self.name}.groups.{g}.behaviors.{b}"))

@@ -273,6 +273,7 @@ class GridIndex:
         out_overflow: np.ndarray,
         *,
         exclude_self: bool = False,
+        early_stop: bool = False,
     ) -> None:
         """Neighbours of every animal in ``self_position`` among the built targets.
 
@@ -285,6 +286,9 @@ class GridIndex:
         cell order is the query order; otherwise the animals are first
         counting-sorted into the same grid so that consecutive queries read
         neighbouring memory.  ``exclude_self`` skips target ``i`` in row ``i``.
+        ``early_stop`` lets each query stop once its k nearest are certain, trying
+        the k-th distance the output rows hold from the last call first (the rows
+        are the same; ``out_overflow`` then counts only the candidates met).
         """
         n = self_position.shape[0]
         if max_distance * (1.0 + _REACH_REL / 2) > self._reach:
@@ -328,7 +332,7 @@ class GridIndex:
         kernel = _query_serial if n <= SERIAL_QUERY_MAX else _query_parallel
         kernel(
             spos, sfwd, sorder, direct, self.positions, self.order, self.start,
-            self.geom, self.idim, self._box, r2, self._reach, cos_limit, sees_all, exclude, k,
+            self.geom, self.idim, self._box, r2, self._reach, cos_limit, sees_all, exclude, k, bool(early_stop),
             rows[0], rows[1], rows[2], rows[3], self.scratch_slot, self.scratch_dist,
             self.scratch_runs,
         )

@@ -23,6 +23,14 @@ that does not cross the seam holds no pair whose minimum image differs from
 its plain offset, so the minimum image is only computed for queries near a
 seam.
 
+*Stopping early.*  A topological query keeps the k nearest of perhaps a
+hundred animals in reach.  Where the caller does not need ``overflow`` exactly,
+the kernel first searches within last call's k-th distance (a little widened):
+k neighbours found strictly inside that radius are the k nearest, whatever lies
+beyond it, so the rest of the sphere is never visited.  The table is the one
+the full search writes, bit for bit; a miss (a neighbour moved away, a new row)
+runs the full search after the short first try.
+
 Queries run in cell order, so consecutive queries read the same few stretches
 of memory while they are in cache.  For large populations the rows are also
 written in that order and moved to their animals afterwards by
@@ -53,6 +61,11 @@ _RANK_KEPT_MAX = 128
 # Runs of targets one query can list: cells are at least half the reach wide,
 # so at most 5 x 5 rows of 2 runs (dense) or 5 x 5 x 5 buckets (hash).
 _RUN_MAX = 128
+# A knn query that may stop early first tries last call's k-th distance times this as its
+# radius: wide enough that a flock's k-th neighbour rarely moves out of it in one step
+# (a miss costs the short first try, then the full search), narrow enough to visit few
+# cells (the murmuration's query: 2.8 ms -> 0.8 ms with 1.25, tables identical).
+_EARLY_WIDEN = np.float32(1.25)
 _EXCLUDE_NONE = 0
 _EXCLUDE_SLOT = 1  # queriers are the built targets: skip the querier's own slot
 _EXCLUDE_INDEX = 2  # same population in another array: skip by original index
@@ -60,7 +73,7 @@ _EXCLUDE_INDEX = 2  # same population in another array: skip by original index
 
 def _query_body(
     spos, sfwd, sorder, direct, tpos, torder, start, geom, idim, box, r2, rp,
-    cos_limit, sees_all, exclude, k, out_index, out_distance, out_count, out_overflow,
+    cos_limit, sees_all, exclude, k, early, out_index, out_distance, out_count, out_overflow,
     scratch_slot, scratch_dist, scratch_runs,
 ):
     """Neighbours of the cell-ordered animals ``spos`` / ``sfwd`` ((n, 3) float32).
@@ -85,6 +98,14 @@ def _query_body(
     number of smaller (distance, index) keys), also branch free.  A
     neighbourhood too dense for the buffer is walked run by run instead and the
     buffer emptied into the row by insertion whenever it fills up.
+
+    With ``early`` (a knn query whose caller reads no exact ``overflow``) the
+    three phases first run with a radius of last call's k-th distance times
+    ``_EARLY_WIDEN``, read from the output row before it is rewritten; when
+    that finds k neighbours all nearer than its radius they are the k nearest
+    within ``r2`` too, and the row is kept, with ``overflow`` counting only the
+    candidates met. In a murmuration, where a bird's 7 nearest lie within half
+    its radius, this visits a quarter of the cells.
     """
     n = spos.shape[0]
     cap = scratch_slot.shape[1]
@@ -103,7 +124,10 @@ def _query_body(
     vx = one / bx if bx > 0 else zero
     vy = one / by if by > 0 else zero
     vz = one / bz if bz > 0 else zero
-    rp2 = rp * rp
+    # the pair test's radius, and the pruning slack the reach ``rp`` adds to it (float32
+    # rounding: see grid_plan); a first try of radius r1 prunes with reach r1 + slack
+    rfull = np.float32(math.sqrt(r2))
+    slack = rp - rfull
     for tp in prange(n):
         # prange may type its index unsigned; mixing that with signed values
         # would promote to float, so take a signed copy.
@@ -122,199 +146,222 @@ def _query_body(
         thr = _fov_threshold(fx, fy, fz, cos_limit)
         excl_slot = t if exclude == _EXCLUDE_SLOT else -1
         excl = i if exclude == _EXCLUDE_INDEX else -1
-        total = 0
-        count = 0
-        nc = 0
-        flushed = False
-        ylo, yhi, yv, yfull = _axis_range(py, rp, gy, iy, ry, ny)
-        zlo, zhi, zv, zfull = _axis_range(pz, rp, gz, iz, rz, nz)
-        xlo, xhi, xv, xfull = _axis_range(px, rp, gx, ix, rx, nx)
-        if ylo > yhi or xlo > xhi:
-            zhi = zlo - 1
-        # The x range is the same for every row: one run, or two across a seam.
-        seam = rx > 0.0 and not xfull and (xlo < 0 or xhi >= nx)
-        wrap_x = bx > 0 and rx > 0.0 and not (skip_x and not seam)
-        a0 = xlo
-        b0 = xhi
-        a1 = np.int64(0)
-        b1 = np.int64(-1)
-        nruns = 1
-        if hashed:
-            nruns = xhi - xlo + 1
-        elif seam:
-            nruns = 2
-            if xlo < 0:
-                a0 = xlo + nx
-                b0 = nx - 1
-                b1 = xhi
+        # Early stop (``early``, knn groups): last call's k-th distance, a little widened, is
+        # tried first as the radius. When that finds k neighbours all nearer than it, they
+        # are the k nearest within the full radius (everything unvisited is farther), so the
+        # search stops; otherwise it runs again over the full radius. A wrong or garbage
+        # hint only costs the first try.
+        first = 1
+        r1 = zero
+        if early and out_count[row] == k:
+            r1 = np.float32(out_distance[row, k - 1] * _EARLY_WIDEN)
+            if r1 > zero and r1 < rfull:
+                first = 0
+        for attempt in range(first, 2):
+            if attempt == 0:
+                rq2 = min(np.float32(r1 * r1), r2)
+                reach = r1 * (1.0 + 2.0**-16) + slack
             else:
-                b0 = nx - 1
-                b1 = xhi - nx
-        # Phase 1: list the runs of targets in reach (no candidate touched yet).
-        # Rows beyond the sphere and empty runs are written but not counted,
-        # which keeps this loop free of unpredictable branches.
-        nr = 0
-        span = 0
-        wrap_any = False
-        for czu in range(zlo, zhi + 1):
-            dz = _gap(zv, czu, gz, wz, zfull)
-            rem_z = rp2 - dz * dz
-            cz = _wrap_cell(czu, nz)
-            # Seam-free rows on a ring need no minimum image (see grid_plan._plan).
-            wrap_z = bz > 0 and rz > 0.0 and not (skip_z and czu == cz and not zfull)
-            for cyu in range(ylo, yhi + 1):
-                dy = _gap(yv, cyu, gy, wy, yfull)
-                in_reach = rem_z - dy * dy >= 0.0
-                cy = _wrap_cell(cyu, ny)
-                wrap_y = by > 0 and ry > 0.0 and not (skip_y and cyu == cy and not yfull)
-                wrap_row = wrap_x | wrap_y | wrap_z
-                base = (cz * ny + cy) * nx
-                for q in range(nruns):
-                    if hashed:
-                        # Distinct cells may share a bucket: list each bucket
-                        # once; its other cells' animals fail the exact test.
-                        key = (cy << 21) | (cz << 42) | _wrap_cell(xlo + q, nx)
-                        b = _hash_bucket(key, mask, shift)
-                        for v in range(nr):
-                            if scratch_runs[tid, 2 * _RUN_MAX + v] == b:
-                                b = -1
-                        if b < 0:
-                            continue
-                        s = start[b]
-                        s1 = start[b + 1]
-                    elif q == 0:
-                        b = base + a0
-                        s = start[b]
-                        s1 = start[base + b0 + 1]
-                    else:
-                        b = base + a1
-                        s = start[b]
-                        s1 = start[base + b1 + 1]
-                    scratch_runs[tid, nr] = s
-                    scratch_runs[tid, _RUN_MAX + nr] = s1
-                    scratch_runs[tid, 2 * _RUN_MAX + nr] = b
-                    listed = in_reach & (s1 > s)
-                    nr += listed
-                    span += listed * (s1 - s)
-                    wrap_any = wrap_any | (listed & wrap_row)
-        # Phase 2: test every candidate.  The runs are walked as one flat
-        # sequence: at the end of a run the next one is selected arithmetically,
-        # so the loop has a single, predictable exit instead of one per run.
-        # Where the minimum image is needed at all, it is applied on every axis
-        # (on a seam-free axis it returns the plain offset bit for bit).
-        lx = bx if wrap_any else zero
-        ly = by if wrap_any else zero
-        lz = bz if wrap_any else zero
-        if nr > 0 and span <= cap - nc:
-            scratch_runs[tid, nr] = 0
-            scratch_runs[tid, _RUN_MAX + nr] = 0
-            rr = 0
-            u = scratch_runs[tid, 0]
-            e = scratch_runs[tid, _RUN_MAX]
-            if wrap_any:
-                for _ in range(span):
-                    ox = _wrap(tpos[u, 0] - px, lx, vx)
-                    oy = _wrap(tpos[u, 1] - py, ly, vy)
-                    oz = _wrap(tpos[u, 2] - pz, lz, vz)
-                    d2 = ox * ox + oy * oy + oz * oz
-                    dist = math.sqrt(d2)
-                    ok = (
-                        (d2 <= r2)
-                        & (u != excl_slot)
-                        & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
-                    )
-                    scratch_slot[tid, nc] = u
-                    scratch_dist[tid, nc] = dist
-                    nc += ok
-                    u += 1
-                    at_end = u == e
-                    rr += at_end
-                    u += at_end * (scratch_runs[tid, rr] - u)
-                    e += at_end * (scratch_runs[tid, _RUN_MAX + rr] - e)
-            else:
-                for _ in range(span):
-                    ox = tpos[u, 0] - px
-                    oy = tpos[u, 1] - py
-                    oz = tpos[u, 2] - pz
-                    d2 = ox * ox + oy * oy + oz * oz
-                    dist = math.sqrt(d2)
-                    ok = (
-                        (d2 <= r2)
-                        & (u != excl_slot)
-                        & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
-                    )
-                    scratch_slot[tid, nc] = u
-                    scratch_dist[tid, nc] = dist
-                    nc += ok
-                    u += 1
-                    at_end = u == e
-                    rr += at_end
-                    u += at_end * (scratch_runs[tid, rr] - u)
-                    e += at_end * (scratch_runs[tid, _RUN_MAX + rr] - e)
-        else:
-            # A dense neighbourhood: more candidates than the buffer holds.
-            # Walk the runs in buffer-sized pieces, emptying the buffer into
-            # the row by insertion whenever it fills up.
-            for q in range(nr):
-                s = scratch_runs[tid, q]
-                s1 = scratch_runs[tid, _RUN_MAX + q]
-                while s < s1:
-                    e = min(s1, s + (cap - nc))
-                    if e <= s:
-                        for a in range(nc):
-                            j = torder[scratch_slot[tid, a]]
-                            if j != excl:
-                                total += 1
-                                count = _insert_row(
-                                    out_index, out_distance, row, count, k, scratch_dist[tid, a], j
-                                )
-                        nc = 0
-                        flushed = True
-                        continue
-                    for u in range(s, e):
+                rq2 = r2
+                reach = rp
+            reach2 = reach * reach
+            total = 0
+            count = 0
+            nc = 0
+            flushed = False
+            ylo, yhi, yv, yfull = _axis_range(py, reach, gy, iy, ry, ny)
+            zlo, zhi, zv, zfull = _axis_range(pz, reach, gz, iz, rz, nz)
+            xlo, xhi, xv, xfull = _axis_range(px, reach, gx, ix, rx, nx)
+            if ylo > yhi or xlo > xhi:
+                zhi = zlo - 1
+            # The x range is the same for every row: one run, or two across a seam.
+            seam = rx > 0.0 and not xfull and (xlo < 0 or xhi >= nx)
+            wrap_x = bx > 0 and rx > 0.0 and not (skip_x and not seam)
+            a0 = xlo
+            b0 = xhi
+            a1 = np.int64(0)
+            b1 = np.int64(-1)
+            nruns = 1
+            if hashed:
+                nruns = xhi - xlo + 1
+            elif seam:
+                nruns = 2
+                if xlo < 0:
+                    a0 = xlo + nx
+                    b0 = nx - 1
+                    b1 = xhi
+                else:
+                    b0 = nx - 1
+                    b1 = xhi - nx
+            # Phase 1: list the runs of targets in reach (no candidate touched yet).
+            # Rows beyond the sphere and empty runs are written but not counted,
+            # which keeps this loop free of unpredictable branches.
+            nr = 0
+            span = 0
+            wrap_any = False
+            for czu in range(zlo, zhi + 1):
+                dz = _gap(zv, czu, gz, wz, zfull)
+                rem_z = reach2 - dz * dz
+                cz = _wrap_cell(czu, nz)
+                # Seam-free rows on a ring need no minimum image (see grid_plan._plan).
+                wrap_z = bz > 0 and rz > 0.0 and not (skip_z and czu == cz and not zfull)
+                for cyu in range(ylo, yhi + 1):
+                    dy = _gap(yv, cyu, gy, wy, yfull)
+                    in_reach = rem_z - dy * dy >= 0.0
+                    cy = _wrap_cell(cyu, ny)
+                    wrap_y = by > 0 and ry > 0.0 and not (skip_y and cyu == cy and not yfull)
+                    wrap_row = wrap_x | wrap_y | wrap_z
+                    base = (cz * ny + cy) * nx
+                    for q in range(nruns):
+                        if hashed:
+                            # Distinct cells may share a bucket: list each bucket
+                            # once; its other cells' animals fail the exact test.
+                            key = (cy << 21) | (cz << 42) | _wrap_cell(xlo + q, nx)
+                            b = _hash_bucket(key, mask, shift)
+                            for v in range(nr):
+                                if scratch_runs[tid, 2 * _RUN_MAX + v] == b:
+                                    b = -1
+                            if b < 0:
+                                continue
+                            s = start[b]
+                            s1 = start[b + 1]
+                        elif q == 0:
+                            b = base + a0
+                            s = start[b]
+                            s1 = start[base + b0 + 1]
+                        else:
+                            b = base + a1
+                            s = start[b]
+                            s1 = start[base + b1 + 1]
+                        scratch_runs[tid, nr] = s
+                        scratch_runs[tid, _RUN_MAX + nr] = s1
+                        scratch_runs[tid, 2 * _RUN_MAX + nr] = b
+                        listed = in_reach & (s1 > s)
+                        nr += listed
+                        span += listed * (s1 - s)
+                        wrap_any = wrap_any | (listed & wrap_row)
+            # Phase 2: test every candidate.  The runs are walked as one flat
+            # sequence: at the end of a run the next one is selected arithmetically,
+            # so the loop has a single, predictable exit instead of one per run.
+            # Where the minimum image is needed at all, it is applied on every axis
+            # (on a seam-free axis it returns the plain offset bit for bit).
+            lx = bx if wrap_any else zero
+            ly = by if wrap_any else zero
+            lz = bz if wrap_any else zero
+            if nr > 0 and span <= cap - nc:
+                scratch_runs[tid, nr] = 0
+                scratch_runs[tid, _RUN_MAX + nr] = 0
+                rr = 0
+                u = scratch_runs[tid, 0]
+                e = scratch_runs[tid, _RUN_MAX]
+                if wrap_any:
+                    for _ in range(span):
                         ox = _wrap(tpos[u, 0] - px, lx, vx)
                         oy = _wrap(tpos[u, 1] - py, ly, vy)
                         oz = _wrap(tpos[u, 2] - pz, lz, vz)
                         d2 = ox * ox + oy * oy + oz * oz
                         dist = math.sqrt(d2)
                         ok = (
-                            (d2 <= r2)
+                            (d2 <= rq2)
                             & (u != excl_slot)
                             & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
                         )
                         scratch_slot[tid, nc] = u
                         scratch_dist[tid, nc] = dist
                         nc += ok
-                    s = e
-        # Buffered slots -> target indices, dropping the querier itself when
-        # it is recognised by index.
-        kept = 0
-        for a in range(nc):
-            j = torder[scratch_slot[tid, a]]
-            scratch_slot[tid, kept] = j
-            scratch_dist[tid, kept] = scratch_dist[tid, a]
-            kept += j != excl
-        nc = kept
-        total += kept
-        if not flushed and (nc <= _RANK_MAX or (nc <= _RANK_KEPT_MAX and 2 * k >= nc)):
+                        u += 1
+                        at_end = u == e
+                        rr += at_end
+                        u += at_end * (scratch_runs[tid, rr] - u)
+                        e += at_end * (scratch_runs[tid, _RUN_MAX + rr] - e)
+                else:
+                    for _ in range(span):
+                        ox = tpos[u, 0] - px
+                        oy = tpos[u, 1] - py
+                        oz = tpos[u, 2] - pz
+                        d2 = ox * ox + oy * oy + oz * oz
+                        dist = math.sqrt(d2)
+                        ok = (
+                            (d2 <= rq2)
+                            & (u != excl_slot)
+                            & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
+                        )
+                        scratch_slot[tid, nc] = u
+                        scratch_dist[tid, nc] = dist
+                        nc += ok
+                        u += 1
+                        at_end = u == e
+                        rr += at_end
+                        u += at_end * (scratch_runs[tid, rr] - u)
+                        e += at_end * (scratch_runs[tid, _RUN_MAX + rr] - e)
+            else:
+                # A dense neighbourhood: more candidates than the buffer holds.
+                # Walk the runs in buffer-sized pieces, emptying the buffer into
+                # the row by insertion whenever it fills up.
+                for q in range(nr):
+                    s = scratch_runs[tid, q]
+                    s1 = scratch_runs[tid, _RUN_MAX + q]
+                    while s < s1:
+                        e = min(s1, s + (cap - nc))
+                        if e <= s:
+                            for a in range(nc):
+                                j = torder[scratch_slot[tid, a]]
+                                if j != excl:
+                                    total += 1
+                                    count = _insert_row(
+                                        out_index, out_distance, row, count, k, scratch_dist[tid, a], j
+                                    )
+                            nc = 0
+                            flushed = True
+                            continue
+                        for u in range(s, e):
+                            ox = _wrap(tpos[u, 0] - px, lx, vx)
+                            oy = _wrap(tpos[u, 1] - py, ly, vy)
+                            oz = _wrap(tpos[u, 2] - pz, lz, vz)
+                            d2 = ox * ox + oy * oy + oz * oz
+                            dist = math.sqrt(d2)
+                            ok = (
+                                (d2 <= rq2)
+                                & (u != excl_slot)
+                                & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
+                            )
+                            scratch_slot[tid, nc] = u
+                            scratch_dist[tid, nc] = dist
+                            nc += ok
+                        s = e
+            # Buffered slots -> target indices, dropping the querier itself when
+            # it is recognised by index.
+            kept = 0
             for a in range(nc):
-                da = scratch_dist[tid, a]
-                ja = scratch_slot[tid, a]
-                rank = np.int32(0)  # 32-bit lanes: twice as many compares per vector as int64
-                for b in range(nc):
-                    db = scratch_dist[tid, b]
-                    rank = np.int32(rank + np.int32((db < da) | ((db == da) & (scratch_slot[tid, b] < ja))))
-                if rank < k:
-                    out_distance[row, rank] = da
-                    out_index[row, rank] = ja
-            count = min(nc, k)
-        elif not flushed and 2 * k >= nc:
-            # most candidates are kept: insertion would shift O(nc²) times, a sort is O(nc log nc);
-            # when few are kept, insertion rejects most candidates with one comparison instead
-            count = _sort_into_row(out_index, out_distance, row, k, scratch_dist, scratch_slot, tid, nc)
-        else:
-            for a in range(nc):
-                count = _insert_row(out_index, out_distance, row, count, k, scratch_dist[tid, a], scratch_slot[tid, a])
+                j = torder[scratch_slot[tid, a]]
+                scratch_slot[tid, kept] = j
+                scratch_dist[tid, kept] = scratch_dist[tid, a]
+                kept += j != excl
+            nc = kept
+            total += kept
+            if not flushed and (nc <= _RANK_MAX or (nc <= _RANK_KEPT_MAX and 2 * k >= nc)):
+                for a in range(nc):
+                    da = scratch_dist[tid, a]
+                    ja = scratch_slot[tid, a]
+                    rank = np.int32(0)  # 32-bit lanes: twice as many compares per vector as int64
+                    for b in range(nc):
+                        db = scratch_dist[tid, b]
+                        rank = np.int32(rank + np.int32((db < da) | ((db == da) & (scratch_slot[tid, b] < ja))))
+                    if rank < k:
+                        out_distance[row, rank] = da
+                        out_index[row, rank] = ja
+                count = min(nc, k)
+            elif not flushed and 2 * k >= nc:
+                # most candidates are kept: insertion would shift O(nc²) times, a sort is O(nc log nc);
+                # when few are kept, insertion rejects most candidates with one comparison instead
+                count = _sort_into_row(out_index, out_distance, row, k, scratch_dist, scratch_slot, tid, nc)
+            else:
+                for a in range(nc):
+                    count = _insert_row(out_index, out_distance, row, count, k, scratch_dist[tid, a], scratch_slot[tid, a])
+            # strictly nearer than the float32 distance of the try's radius: anything left out
+            # (d2 > rq2) is at least that far, so it cannot tie with the k-th either
+            if attempt == 0 and count == k and out_distance[row, k - 1] < np.float32(math.sqrt(rq2)):
+                break  # the k nearest are certain: ``overflow`` counts only what this try met
         for c in range(count, k):
             out_index[row, c] = -1
             out_distance[row, c] = np.inf

@@ -92,6 +92,12 @@ class NeighborQuerySpec:
     records intent for the behaviours and tools that read the table.
     ``method``: ``"grid"`` | ``"kdtree"`` | ``"brute"`` | ``"all_pairs"``; same results, different
     cost (see the module docstring).
+    ``early_stop``: in ``knn`` mode the caller needs the k nearest, not how many more were
+    in reach, so a method may stop searching once the k nearest are certain (the grid tries
+    last call's k-th distance first, which a ``Neighbors`` table reused between calls holds).
+    ``index``, ``distance`` and ``count`` are unchanged; ``overflow`` then counts only the
+    animals the search met (a lower bound). A simulation's knn groups set it; the default
+    keeps ``overflow`` exact.
     """
 
     max_distance: float
@@ -99,6 +105,7 @@ class NeighborQuerySpec:
     fov_deg: float = 360.0
     mode: str = "knn"
     method: str = "grid"
+    early_stop: bool = False
 
     def __post_init__(self) -> None:
         try:
@@ -136,7 +143,8 @@ class Neighbors:
     * ``distance``: (n, k) float32, the matching distances, ``+inf`` padded;
     * ``count``: (n,) int32, valid entries per row;
     * ``overflow``: (n,) int32, how many more animals passed the radius and
-      field of view tests than fitted in ``k``.
+      field of view tests than fitted in ``k`` (at least that many where the
+      query's ``early_stop`` let the search end early).
 
     Buffers grow by capacity (1.5x) and are never reallocated while ``n`` stays
     within capacity and ``k`` is unchanged, so a simulation that passes the
@@ -368,7 +376,7 @@ def _grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
     forwards = sfwd if tpos is spos else None
     grid.build(tpos, spec.max_distance, box32, self_position=spos, target_forward=forwards)
     grid.query(spos, sfwd, spec.max_distance, spec.fov_deg, spec.k, out.index, out.distance, out.count,
-               out.overflow, exclude_self=exclude_self)
+               out.overflow, exclude_self=exclude_self, early_stop=spec.early_stop and spec.mode == "knn")
 
 
 @registry.neighbor_query("kdtree")
