@@ -104,7 +104,9 @@ class QuerySpec:
     fills ``out`` (a reserved :class:`~starling.steering.queries.neighbors.Neighbors`:
     ``index``, ``distance``, ``count``, ``overflow``) for every row: the k nearest
     targets within ``spec.max_distance`` and ``spec.fov_deg``, sorted by distance then
-    index. Every method must give the same table (the oracle tests compare them).
+    index. Every method must give the same table (the oracle tests compare them); where
+    ``spec.early_stop`` is set, ``overflow`` may count only the targets the search met
+    (a method may always count them all). ``out`` holds the previous call's rows.
     """
 
     name: str
