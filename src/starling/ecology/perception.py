@@ -162,7 +162,8 @@ class Perception:
             r2, _, _ = query_thresholds(float(radius), 360.0)
             _nearest_in_reach(points, use, targets, r2, nearest, distance)
             return nearest, distance
-        spec = NeighborQuerySpec(max_distance=float(radius), k=1, fov_deg=360.0)
+        # only the nearest is read, never how many more were in reach: the grid may stop early
+        spec = NeighborQuerySpec(max_distance=float(radius), k=1, fov_deg=360.0, early_stop=True)
         nb = self._table = find_neighbors(points, np.zeros_like(points), targets, spec, out=self._table)
         nearest[:] = np.where(use, nb.index[:n, 0], -1)
         distance[:] = np.where(use, nb.distance[:n, 0], np.inf)
