@@ -69,7 +69,7 @@ def test_a_new_scenario_starts_with_nothing_owed_and_its_step_time_unknown():
     p.stepped(1, step_ms=2.0)
     p.start(False, 5.0, 0.0)
     assert not p.paused and p.pending == 0 and p.step_ms == 0.0 and p.batch() == 1
-    p.stop()
+    p.halt()
     assert p.paused and p.pending == 0
 
 

@@ -135,7 +135,7 @@ class Pacer:
         self.step_ms = 0.0
         self.anchor(now, sim_time)
 
-    def stop(self) -> None:
+    def halt(self) -> None:
         """The run failed: stay paused, owe nothing."""
         self.paused = True
         self.pending = 0

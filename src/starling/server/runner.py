@@ -458,7 +458,7 @@ class SimulationRunner(ThreadedRunner):
 
     def _fail(self, message: str) -> None:
         log.error("%s\n%s", message, traceback.format_exc())
-        self.pacer.stop()
+        self.pacer.halt()
         self.error = message
         self._sink_call("post_event", P.dumps({"type": "error", "message": message}), None)
         self._post_status_now()
@@ -562,13 +562,13 @@ class SimulationRunner(ThreadedRunner):
     def _post_status_now(self, now: Optional[float] = None) -> None:
         now = time.perf_counter() if now is None else now
         span = now - self._window_wall
+        sim = self.sim
         if span >= 0.5:
             self._steps_per_s = self._window_steps / span
             self._frames_per_s = self._window_frames / span
             self._window_wall, self._window_steps, self._window_frames = now, 0, 0
-            self.pacer.measure(now, self._sim_time(), float(self.sim.dt) if self.sim is not None else 0.0,
-                               running=self.sim is not None and not self.loading)
-        sim = self.sim
+            dt = float(sim.dt) if sim is not None else 0.0
+            self.pacer.measure(now, self._sim_time(), dt, running=sim is not None and not self.loading)
         counts, states, labels = species_readouts(sim, LABELLED_AT_MOST)
         if sim is not None:
             if self._metrics_step != int(sim.step_count):  # e.g. the last of a batch of paused steps

@@ -238,9 +238,10 @@ class SpeciesPipeline:
         row = 0
         for g, gcfg in enumerate(species_cfg.groups):
             q = gcfg.query
-            # knn groups read the k nearest, never how many more were in reach: the grid may stop early
+            # behaviours read the neighbours, never how many more were in reach: a knn query may
+            # stop early (the spec keeps all_in_radius queries exhaustive)
             spec = NeighborQuerySpec(max_distance=q.max_distance, k=q.k, fov_deg=q.fov_deg,
-                                     mode=q.mode, method=q.method, early_stop=q.mode == "knn")
+                                     mode=q.mode, method=q.method, early_stop=True)
             slots = []
             for b, params in enumerate(getattr(gcfg, "behaviors", [])):
                 slots.append(self._slot(params, row, q, f"species.{self.name}.groups.{g}.behaviors.{b}"))

@@ -48,7 +48,7 @@ import numpy as np
 from numba import njit, prange
 
 from .candidates import _fov_threshold, _insert_row, _serial_and_parallel, _sort_into_row, _wrap
-from .grid_plan import _MODE_HASH, _axis_range, _gap, _hash_bucket, _wrap_cell
+from .grid_plan import _MODE_HASH, _REACH_REL, _axis_range, _gap, _hash_bucket, _wrap_cell
 
 # Candidates found by a query are buffered per thread; up to _RANK_MAX are
 # ranked with the branch-free all-pairs count, and so are up to _RANK_KEPT_MAX
@@ -105,7 +105,8 @@ def _query_body(
 
     With ``early`` (a knn query whose caller reads no exact ``overflow``) the
     three phases first run with a radius of last call's k-th distance times
-    ``_EARLY_WIDEN``, read from the output row before it is rewritten; when
+    ``_EARLY_WIDEN`` (read from the output row before it is rewritten, and only
+    when that radius is under ``_EARLY_MAX`` of the full one); when
     that finds k neighbours all nearer than its radius they are the k nearest
     within ``r2`` too, and the row is kept, with ``overflow`` counting only the
     candidates met. In a murmuration, where a bird's 7 nearest lie within half
@@ -164,7 +165,7 @@ def _query_body(
         for attempt in range(first, 2):
             if attempt == 0:
                 rq2 = min(np.float32(r1 * r1), r2)
-                reach = r1 * (1.0 + 2.0**-16) + slack
+                reach = r1 * (1.0 + _REACH_REL) + slack
             else:
                 rq2 = r2
                 reach = rp

@@ -97,7 +97,8 @@ class NeighborQuerySpec:
     last call's k-th distance first, which a ``Neighbors`` table reused between calls holds).
     ``index``, ``distance`` and ``count`` are unchanged; ``overflow`` then counts only the
     animals the search met (a lower bound). A simulation's knn groups set it; the default
-    keeps ``overflow`` exact.
+    keeps ``overflow`` exact, and so does ``all_in_radius`` mode, whose ``overflow`` says the
+    cap was too small (the spec clears the flag there, so no method has to check the mode).
     """
 
     max_distance: float
@@ -130,6 +131,7 @@ class NeighborQuerySpec:
         object.__setattr__(self, "max_distance", r)
         object.__setattr__(self, "k", int(self.k))
         object.__setattr__(self, "fov_deg", fov)
+        object.__setattr__(self, "early_stop", bool(self.early_stop) and self.mode == "knn")
 
 
 class Neighbors:
@@ -376,7 +378,7 @@ def _grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
     forwards = sfwd if tpos is spos else None
     grid.build(tpos, spec.max_distance, box32, self_position=spos, target_forward=forwards)
     grid.query(spos, sfwd, spec.max_distance, spec.fov_deg, spec.k, out.index, out.distance, out.count,
-               out.overflow, exclude_self=exclude_self, early_stop=spec.early_stop and spec.mode == "knn")
+               out.overflow, exclude_self=exclude_self, early_stop=spec.early_stop)
 
 
 @registry.neighbor_query("kdtree")
