@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import starling
+from starling import kernel_calls
 from starling.config import ConfigError
 
 SCENARIOS = starling.scenario_names()
@@ -104,7 +105,8 @@ def test_a_live_edit_steps_like_a_fresh_build_from_the_edited_config(name, data)
     fresh_snap["config"] = sim.scenario.model_dump(mode="json")
     fresh = starling.Simulation.restore(fresh_snap)
     for _ in range(3):
-        sim.step()
+        with kernel_calls.checking():  # the edited simulation's call sites type again what changed
+            sim.step()
         fresh.step()
         a, b = _arrays(sim), _arrays(fresh)
         assert a.keys() == b.keys()

@@ -30,6 +30,7 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from .config import load_scenario_config
+from .kernel_calls import CallSite
 from .simulation import Simulation, load_scenario
 
 _clock = time.perf_counter
@@ -46,27 +47,36 @@ class _KernelClock:
 
 @contextmanager
 def kernel_clock():
-    """Time every call of a compiled kernel from Python while the block runs (``clock.total`` s)."""
+    """Time every call of a compiled kernel from Python while the block runs (``clock.total`` s).
+
+    Calls go through Numba's dispatcher or, where a step repeats them, straight to a compiled
+    entry point from a :class:`~starling.kernel_calls.CallSite`; both are timed (an outermost
+    call once, whichever way it went).
+    """
     clock = _KernelClock()
-    original = CPUDispatcher.__call__
+    patched = [(CPUDispatcher, CPUDispatcher.__call__), (CallSite, CallSite.__call__)]
 
-    def timed(self, *args, **kwargs):
-        if clock._depth:
-            return original(self, *args, **kwargs)
-        clock._depth += 1
-        t0 = _clock()
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            clock.total += _clock() - t0
-            clock.calls += 1
-            clock._depth -= 1
+    def timer(original):
+        def timed(self, *args, **kwargs):
+            if clock._depth:
+                return original(self, *args, **kwargs)
+            clock._depth += 1
+            t0 = _clock()
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                clock.total += _clock() - t0
+                clock.calls += 1
+                clock._depth -= 1
+        return timed
 
-    CPUDispatcher.__call__ = timed
+    for owner, original in patched:
+        owner.__call__ = timer(original)
     try:
         yield clock
     finally:
-        CPUDispatcher.__call__ = original
+        for owner, original in patched:
+            owner.__call__ = original
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Iterator, Optional, Union
 import numpy as np
 
 from .config import ConfigError, load_scenario_config, validate_scenario
+from . import kernel_calls
 from .errors import Problem, name_species, species_names
 from .config.io import apply_override, name_problems, toml_value
 from .config.models import ScenarioBase
@@ -367,6 +368,7 @@ class Simulation:
                         new.__dict__[key] = held
         self.__dict__.update(new.__dict__)
         self._observers = observers
+        kernel_calls.invalidate()  # kernels reused from the old build may now take other argument types
 
     def set(self, *assignments: str) -> None:
         """Change parameters now: ``sim.set("species.bird.count=500", "seed=3")`` (the ``--set`` syntax)."""

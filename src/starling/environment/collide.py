@@ -258,6 +258,9 @@ def collide_and_slide(env, positions: np.ndarray, velocities: np.ndarray, dt: fl
         return out
     use_parallel = n >= PARALLEL_THRESHOLD if parallel is None else parallel
     kernel = _collide_parallel if use_parallel else _collide_serial
-    kernel(env.arrays, pos, vel, float(dt), radii, float(skin_width), np.int64(int(mask) & ALL_LAYERS), act,
-           out.positions, out.velocities, out.contacts)
+    args = (env.arrays, pos, vel, float(dt), radii, float(skin_width), np.int64(int(mask) & ALL_LAYERS), act,
+            out.positions, out.velocities, out.contacts)
+    # every argument's type is fixed above, so the environment's call site may skip Numba's typing
+    # of its geometry on each call (starling.kernel_calls)
+    env.kernel_calls(kernel, n, *args)
     return out

@@ -500,7 +500,10 @@ def cast_rays(env, origins: np.ndarray, directions: np.ndarray, max_distance, ma
         return res
     use_parallel = r >= PARALLEL_THRESHOLD if parallel is None else parallel
     kernel = _cast_parallel if use_parallel else _cast_serial
-    kernel(env.arrays, o, d, maxd, np.int64(int(mask) & ALL_LAYERS), res.hit, res.distance, res.point, res.normal,
-           res.layer)
+    args = (env.arrays, o, d, maxd, np.int64(int(mask) & ALL_LAYERS), res.hit, res.distance, res.point, res.normal,
+            res.layer)
+    # every argument's type is fixed above, so the environment's call site may skip Numba's typing
+    # of its geometry on each call (starling.kernel_calls)
+    env.kernel_calls(kernel, r, *args)
     return res
 

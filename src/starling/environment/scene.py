@@ -33,6 +33,7 @@ from .config import (
     PlaneConfig,
     SphereConfig,
 )
+from ..kernel_calls import CallSite
 from ..world.layers import ALL_LAYERS, LayerRegistry
 from .mesh import BVH, build_bvh, load_mesh_file, transform_vertices, triangles_from
 from .packed import KIND_BOX, KIND_CAPSULE, KIND_CYLINDER, KIND_SPHERE, PRIM_WIDTH
@@ -124,6 +125,9 @@ class Environment:
         self.arrays = arrays
         self.prim_bvh = prim_bvh
         self.tri_bvh = tri_bvh
+        # the batched casts' compiled entry points: their arguments' types are fixed by the casts
+        # themselves, so Numba need not type this geometry on every call (starling.kernel_calls)
+        self.kernel_calls = CallSite()
 
     # ------------------------------------------------------------------------------------------------
     # construction

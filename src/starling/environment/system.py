@@ -32,13 +32,14 @@ terrain, fliers under the ground); both stay 0 in a healthy run.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Optional
 
 import numpy as np
 from numba import njit
 from pydantic import Field, model_validator
 
+from ..kernel_calls import CallSite
 from ..steering import registry
 from ..steering.params import StrictModel
 from ..systems import System
@@ -301,6 +302,8 @@ class Body:
     skin: float
     start: np.ndarray  # positions at the start of the step (capacity, 3)
     out: Optional[object] = None  # reusable SlideResult buffers (capacity rows)
+    # the medium kernel's compiled entry points for this species (starling.kernel_calls)
+    calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)
 
 
 class EnvironmentSystem(System):
@@ -471,8 +474,8 @@ class EnvironmentSystem(System):
                 pos[:] = out.positions
                 touched = out.contacts > 0
                 vel[touched] = out.velocities[touched]
-            _keep_in_medium(MEDIA.index(body.medium), pos, vel, start, float(body.radius), float(body.offset),
-                            a.ter_h, a.ter_f, a.w_f, a.w_i, a.w_poly, self.held)
+            body.calls(_keep_in_medium, n, MEDIA.index(body.medium), pos, vel, start, float(body.radius),
+                       float(body.offset), a.ter_h, a.ter_f, a.w_f, a.w_i, a.w_poly, self.held)
 
     # ------------------------------------------------------------------ reporting
     def health(self, sim) -> dict:

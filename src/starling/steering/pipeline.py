@@ -24,6 +24,7 @@ from ..parallel import PARALLEL_MIN_ANIMALS
 from ..world import World
 from ..world.population import agent_tuple_type
 from ..errors import ConfigError, Problem
+from ..kernel_calls import CallSite
 from .contract import explain_typing_error
 from .params import with_stream_key
 from .per_animal import bind_draws
@@ -94,6 +95,8 @@ class BehaviorSlot:
     # running its kernel (see SpeciesPipeline._silence); None once the kernel has run since
     _silent: Any = field(default=None, repr=False, compare=False)
     _targets_cache: Any = field(default=None, repr=False, compare=False)
+    # the kernel's compiled entry points for this slot's arguments (starling.kernel_calls)
+    calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)
 
     def __post_init__(self):
         self.enabled = bool(self.params.enabled)
@@ -319,6 +322,7 @@ class SpeciesPipeline:
         if n == 0:
             return
         parallel = n >= PARALLEL_THRESHOLD
+        time, dt = float(time), float(dt)  # one scalar type at every step: the kernels' call sites rely on it
         views: dict = {}  # one view per declared set of components, shared by the kernels that declare it
 
         def own(slot):
@@ -391,7 +395,7 @@ class SpeciesPipeline:
             self.results.clear(slot.row, n)
             return
         try:
-            slot.spec.compiled(parallel)(*args, self.results.view(slot.row, n))
+            slot.calls(slot.spec.compiled(parallel), n, *args, self.results.view(slot.row, n))
         except TypingError as exc:
             message = explain_typing_error(slot.name, slot.where, exc)
             if message is None:

@@ -1,0 +1,144 @@
+"""Kernel calls that skip Numba's per-call argument typing where a step repeats the same call.
+
+Calling a compiled kernel from Python costs more than unboxing its arguments: Numba's
+dispatcher first works out the Numba type of every argument, on every call, to pick the
+compiled version. For a plain contiguous array that is a table lookup; a named tuple
+costs microseconds (its class name and every field name are read and encoded again each
+time), and so does a read-only array. A step hands named tuples of arrays (agent views,
+neighbour views, parameters, the environment's geometry) to about a hundred kernels: in
+the lagoon that typing was about a tenth of the step, the largest single cost outside
+the kernels (``docs/performance.md``).
+
+A :class:`CallSite` is one place in a step that calls kernels with arguments it builds
+the same way every time. The first call of a kernel there goes through the dispatcher as
+usual (compiling, or loading from the cache); the site then asks Numba which compiled
+version those arguments select and keeps its entry point, the compiled function that
+unboxes the arguments and runs the kernel. Later calls go to that entry point directly.
+
+The entry point does not check types, so what a site remembers is keyed by everything
+that can change them between two calls at one place:
+
+* the kernel (a site may call the serial or the threaded compilation);
+* whether the rows number 0, 1 or more: a slice ``a[:n, :k]`` of a wider table is
+  non-contiguous, except that NumPy calls it contiguous when it has one row or none,
+  and Numba types the two layouts apart;
+* the generation, which :func:`invalidate` advances whenever a simulation is rebuilt in
+  place (:meth:`Simulation.reconfigure`, a restore), so that nothing typed for the old
+  configuration is reused for the new one.
+
+Everything else (dtypes, dimensions, named tuple classes, Python scalar types) is fixed
+by the code that builds a site's arguments; an owner whose arguments could change in
+another way keeps one site per kind of call or calls :meth:`CallSite.clear`. That
+contract is checked, not trusted: with ``STARLING_CHECK_KERNEL_CALLS=1`` (or
+:func:`checking`) every direct call is typed again and compared with what the site
+remembered, and a difference raises :class:`KernelCallMismatch`; the tests step every
+built-in scene that way. ``STARLING_KERNEL_CALLS=dispatch`` turns the direct calls off.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+__all__ = ["CallSite", "KernelCallMismatch", "checking", "invalidate"]
+
+_generation = 0
+_check = os.environ.get("STARLING_CHECK_KERNEL_CALLS", "") == "1"
+_direct = os.environ.get("STARLING_KERNEL_CALLS", "direct") != "dispatch"
+
+
+class KernelCallMismatch(AssertionError):
+    """A call site was about to run a compiled version typed for other arguments (check mode only)."""
+
+
+def invalidate() -> None:
+    """Forget every site's entry points (a simulation was rebuilt in place: its arguments may differ)."""
+    global _generation
+    _generation += 1
+
+
+@contextlib.contextmanager
+def checking(enabled: bool = True):
+    """Type every direct call again and compare (for tests: slow, but catches a site reusing a stale entry)."""
+    global _check
+    before, _check = _check, enabled
+    try:
+        yield
+    finally:
+        _check = before
+
+
+@contextlib.contextmanager
+def dispatching():
+    """Send every call through Numba's dispatcher, as without call sites (for comparisons)."""
+    global _direct
+    before, _direct = _direct, False
+    try:
+        yield
+    finally:
+        _direct = before
+
+
+def _resolve(kernel, args):
+    """The entry point of ``kernel``'s compiled version for exactly these arguments' types, or None."""
+    typeof = kernel.typeof_pyval
+    try:
+        signature = tuple(typeof(a) for a in args)
+    except Exception:  # noqa: BLE001 - an argument Numba cannot type: leave the call to the dispatcher
+        return None, None
+    compiled = kernel.overloads.get(signature)
+    return (None if compiled is None else compiled.entry_point), signature
+
+
+class CallSite:
+    """One place in a step that calls kernels; see the module docstring for what it may assume."""
+
+    __slots__ = ("_entries", "_generation")
+
+    def __init__(self):
+        self._entries: dict = {}
+        self._generation = _generation
+
+    def __call__(self, kernel, rows: int, *args):
+        """``kernel(*args)`` for ``rows`` animals (or rays, or whatever the arguments' first axis counts)."""
+        if not _direct:
+            return kernel(*args)
+        if self._generation != _generation:  # a simulation was rebuilt in place since: type again
+            self._entries.clear()
+            self._generation = _generation
+        key = (kernel, rows if rows < 2 else 2)
+        entry = self._entries.get(key)
+        if entry is None:
+            result = kernel(*args)  # typed, and compiled or loaded if need be, by Numba as usual
+            entry, _ = _resolve(kernel, args)
+            # a call whose types matched no exact compiled version (Numba converted an argument)
+            # keeps going through the dispatcher
+            self._entries[key] = kernel if entry is None else entry
+            return result
+        if _check and entry is not kernel:
+            self._verify(kernel, entry, args)
+        return entry(*args)
+
+    @staticmethod
+    def _verify(kernel, entry, args) -> None:
+        actual, signature = _resolve(kernel, args)
+        if actual is not entry:
+            name = getattr(getattr(kernel, "py_func", None), "__qualname__", repr(kernel))
+            raise KernelCallMismatch(f"call site reused a compiled version of {name} typed for other arguments; "
+                                     f"these are typed {signature}")
+
+    def clear(self) -> None:
+        """Forget the entry points (the owner's arguments are about to change in type)."""
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    # entry points are compiled functions: a copy or a pickle starts empty and types its first calls again
+    def __reduce__(self):
+        return (CallSite, ())
+
+    def __deepcopy__(self, memo):
+        return CallSite()
+
+    def __repr__(self) -> str:
+        return f"CallSite({len(self._entries)} entries)"
