@@ -127,3 +127,9 @@ def test_a_live_edit_retypes_the_sites_of_kernels_the_new_build_reuses():
         sim.set("species.fish.count=40", "species.shark.count=2")
         sim.step(3)
     assert sim.population("fish").n == 40
+
+
+def test_a_plain_function_is_called_as_it_is():
+    site = CallSite()
+    assert site(lambda a, b: a + b, 3, 2, 5) == 7
+    assert site(lambda a, b: a + b, 3, 2, 5) == 7

@@ -23,8 +23,8 @@ that can change them between two calls at one place:
   non-contiguous, except that NumPy calls it contiguous when it has one row or none,
   and Numba types the two layouts apart;
 * the generation, which :func:`invalidate` advances whenever a simulation is rebuilt in
-  place (:meth:`Simulation.reconfigure`, a restore), so that nothing typed for the old
-  configuration is reused for the new one.
+  place (a live edit through ``Simulation.reconfigure``, which keeps kernels and buffers
+  that did not change), so that nothing typed for the old configuration is reused.
 
 Everything else (dtypes, dimensions, named tuple classes, Python scalar types) is fixed
 by the code that builds a site's arguments; an owner whose arguments could change in
@@ -39,7 +39,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-__all__ = ["CallSite", "KernelCallMismatch", "checking", "invalidate"]
+__all__ = ["CallSite", "KernelCallMismatch", "checking", "dispatching", "invalidate"]
 
 _generation = 0
 _check = os.environ.get("STARLING_CHECK_KERNEL_CALLS", "") == "1"
@@ -80,7 +80,9 @@ def dispatching():
 
 def _resolve(kernel, args):
     """The entry point of ``kernel``'s compiled version for exactly these arguments' types, or None."""
-    typeof = kernel.typeof_pyval
+    typeof = getattr(kernel, "typeof_pyval", None)
+    if typeof is None:  # not a Numba dispatcher (NUMBA_DISABLE_JIT, a plain function): call it as it is
+        return None, None
     try:
         signature = tuple(typeof(a) for a in args)
     except Exception:  # noqa: BLE001 - an argument Numba cannot type: leave the call to the dispatcher
