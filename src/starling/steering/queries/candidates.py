@@ -153,6 +153,21 @@ def candidate_distance(ox, oy, oz, bx, by, bz, vx, vy, vz, r2, sees_all, fx, fy,
     return dist
 
 
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _pair_test(ox, oy, oz, r2, sees_all, fx, fy, fz, thr):
+    """:func:`candidate_distance` without branches, for offsets already wrapped:
+    ``(passes, distance)``.
+
+    The distance is computed for every candidate and the two tests are combined with
+    ``&``, so a loop over candidates (the grid's runs, the all-pairs rows) has no
+    branch that depends on the data; the expressions and their order are
+    ``candidate_distance``'s, so the tables stay bit-identical.
+    """
+    d2 = ox * ox + oy * oy + oz * oz
+    dist = math.sqrt(d2)
+    return (d2 <= r2) & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist)), dist
+
+
 @njit(cache=True, no_cfunc_wrapper=True)
 def _sort_into_row(out_index, out_distance, row, k, scratch_dist, scratch_slot, tid, nc):
     """Write the ``min(nc, k)`` smallest of the ``nc`` candidates buffered in thread ``tid``'s

@@ -47,7 +47,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .candidates import _fov_threshold, _insert_row, _serial_and_parallel, _sort_into_row, _wrap
+from .candidates import _fov_threshold, _insert_row, _pair_test, _serial_and_parallel, _sort_into_row, _wrap
 from .grid_plan import _MODE_HASH, _REACH_REL, _axis_range, _gap, _hash_bucket, _wrap_cell
 
 # Candidates found by a query are buffered per thread; up to _RANK_MAX are
@@ -264,13 +264,8 @@ def _query_body(
                         ox = _wrap(tpos[u, 0] - px, lx, vx)
                         oy = _wrap(tpos[u, 1] - py, ly, vy)
                         oz = _wrap(tpos[u, 2] - pz, lz, vz)
-                        d2 = ox * ox + oy * oy + oz * oz
-                        dist = math.sqrt(d2)
-                        ok = (
-                            (d2 <= rq2)
-                            & (u != excl_slot)
-                            & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
-                        )
+                        ok, dist = _pair_test(ox, oy, oz, rq2, sees_all, fx, fy, fz, thr)
+                        ok &= u != excl_slot
                         scratch_slot[tid, nc] = u
                         scratch_dist[tid, nc] = dist
                         nc += ok
@@ -284,13 +279,8 @@ def _query_body(
                         ox = tpos[u, 0] - px
                         oy = tpos[u, 1] - py
                         oz = tpos[u, 2] - pz
-                        d2 = ox * ox + oy * oy + oz * oz
-                        dist = math.sqrt(d2)
-                        ok = (
-                            (d2 <= rq2)
-                            & (u != excl_slot)
-                            & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
-                        )
+                        ok, dist = _pair_test(ox, oy, oz, rq2, sees_all, fx, fy, fz, thr)
+                        ok &= u != excl_slot
                         scratch_slot[tid, nc] = u
                         scratch_dist[tid, nc] = dist
                         nc += ok
@@ -323,13 +313,8 @@ def _query_body(
                             ox = _wrap(tpos[u, 0] - px, lx, vx)
                             oy = _wrap(tpos[u, 1] - py, ly, vy)
                             oz = _wrap(tpos[u, 2] - pz, lz, vz)
-                            d2 = ox * ox + oy * oy + oz * oz
-                            dist = math.sqrt(d2)
-                            ok = (
-                                (d2 <= rq2)
-                                & (u != excl_slot)
-                                & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * dist))
-                            )
+                            ok, dist = _pair_test(ox, oy, oz, rq2, sees_all, fx, fy, fz, thr)
+                            ok &= u != excl_slot
                             scratch_slot[tid, nc] = u
                             scratch_dist[tid, nc] = dist
                             nc += ok

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .candidates import _insert_row, _wrap
+from .candidates import _insert_row, _pair_test, _wrap
 
 #: queries with at most this many (animal, target) pairs are answered by the all-pairs kernel
 SMALL_MAX_PAIRS = 1 << 16
@@ -72,19 +72,13 @@ def query_small(spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
                 ox = _wrap(tx[j] - px, bx, vx)
                 oy = _wrap(ty[j] - py, by, vy)
                 oz = _wrap(tz[j] - pz, bz, vz)
-                d2 = ox * ox + oy * oy + oz * oz
-                d = math.sqrt(d2)
-                dist[j] = d
-                ok[j] = (d2 <= r2) & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * d))
+                ok[j], dist[j] = _pair_test(ox, oy, oz, r2, sees_all, fx, fy, fz, thr)
         else:
             for j in range(m):  # every pair's test, branch free
                 ox = tx[j] - px
                 oy = ty[j] - py
                 oz = tz[j] - pz
-                d2 = ox * ox + oy * oy + oz * oz
-                d = math.sqrt(d2)
-                dist[j] = d
-                ok[j] = (d2 <= r2) & (sees_all | (fx * ox + fy * oy + fz * oz >= thr * d))
+                ok[j], dist[j] = _pair_test(ox, oy, oz, r2, sees_all, fx, fy, fz, thr)
         if exclude_self and i < m:
             ok[i] = False
         # Last call's row first: animals move little in a step, so it is nearly in order now
