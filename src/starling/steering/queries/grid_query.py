@@ -259,6 +259,8 @@ def _query_body(
                 rr = 0
                 u = scratch_runs[tid, 0]
                 e = scratch_runs[tid, _RUN_MAX]
+                # the walk is written twice on purpose: the copy for queries that touch no
+                # periodic seam (nearly all) pays no minimum image per candidate
                 if wrap_any:
                     for _ in range(span):
                         ox = _wrap(tpos[u, 0] - px, lx, vx)
