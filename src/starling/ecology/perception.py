@@ -117,7 +117,7 @@ class Perception:
         self.distance = np.zeros(0, np.float32)
         self.scratch = np.zeros((4, 0), np.float32)
         self._table = None
-        self._calls = CallSite()  # each question is asked with the same kinds of arrays every step
+        self._kernel_calls = CallSite()  # each question is asked with the same kinds of arrays every step
 
     def _reserve(self, n: int) -> None:
         if self.total.shape[0] < n:
@@ -136,8 +136,8 @@ class Perception:
             if self.scratch.shape[1] < m:
                 self.scratch = np.zeros((4, max(m, int(self.scratch.shape[1] * 1.5), 16)), np.float32)
             r2, cos_limit, sees_all = query_thresholds(float(radius), float(fov_deg))
-            self._calls(_count_nearest, n, position, forward, targets, self_index, r2, cos_limit, sees_all, total,
-                        nearest, distance, *self.scratch)
+            self._kernel_calls(_count_nearest, n, position, forward, targets, self_index, r2, cos_limit, sees_all,
+                               total, nearest, distance, *self.scratch)
             return total, nearest, distance
         # the grid: k = 2 leaves room for the animal itself, which it always sees at distance 0
         spec = NeighborQuerySpec(max_distance=float(radius), k=2, fov_deg=float(fov_deg))

@@ -303,7 +303,7 @@ class Body:
     start: np.ndarray  # positions at the start of the step (capacity, 3)
     out: Optional[object] = None  # reusable SlideResult buffers (capacity rows)
     # the medium kernel's compiled entry points for this species (starling.kernel_calls)
-    calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)
+    kernel_calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)
 
 
 class EnvironmentSystem(System):
@@ -474,8 +474,8 @@ class EnvironmentSystem(System):
                 pos[:] = out.positions
                 touched = out.contacts > 0
                 vel[touched] = out.velocities[touched]
-            body.calls(_keep_in_medium, n, MEDIA.index(body.medium), pos, vel, start, float(body.radius),
-                       float(body.offset), a.ter_h, a.ter_f, a.w_f, a.w_i, a.w_poly, self.held)
+            body.kernel_calls(_keep_in_medium, n, MEDIA.index(body.medium), pos, vel, start, float(body.radius),
+                              float(body.offset), a.ter_h, a.ter_f, a.w_f, a.w_i, a.w_poly, self.held)
 
     # ------------------------------------------------------------------ reporting
     def health(self, sim) -> dict:

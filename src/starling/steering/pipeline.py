@@ -96,7 +96,7 @@ class BehaviorSlot:
     _silent: Any = field(default=None, repr=False, compare=False)
     _targets_cache: Any = field(default=None, repr=False, compare=False)
     # the kernel's compiled entry points for this slot's arguments (starling.kernel_calls)
-    calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)
+    kernel_calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)
 
     def __post_init__(self):
         self.enabled = bool(self.params.enabled)
@@ -395,7 +395,7 @@ class SpeciesPipeline:
             self.results.clear(slot.row, n)
             return
         try:
-            slot.calls(slot.spec.compiled(parallel), n, *args, self.results.view(slot.row, n))
+            slot.kernel_calls(slot.spec.compiled(parallel), n, *args, self.results.view(slot.row, n))
         except TypingError as exc:
             message = explain_typing_error(slot.name, slot.where, exc)
             if message is None:
