@@ -514,9 +514,10 @@ class Simulation:
         yield "systems before steering"
         for system in self.systems:
             system.before_behaviors(self, dt)
+        gathered: dict = {}  # targets gathered this step, shared by the species that gather the same
         for pipeline in self.pipelines:
             yield f"{pipeline.name} steering"
-            pipeline.compute(world, t, dt, record=self.record_debug)
+            pipeline.compute(world, t, dt, record=self.record_debug, gathered=gathered)
         wrap = (world.bounds_min, world.bounds_max - world.bounds_min) if world.wrap else None
         for pipeline, mover, draws in zip(self.pipelines, self.movers, self.mover_draws):
             yield f"{pipeline.name} movement"

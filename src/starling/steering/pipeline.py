@@ -13,7 +13,7 @@ the group reads the same ``(n, r)`` hits.
 from __future__ import annotations
 
 from collections import namedtuple
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import numpy as np
@@ -147,24 +147,48 @@ class NeighborGroup:
     gathered: Any = None  # _gather's reusable buffers (a group with several targets or tag filters)
     target_type: Any = None  # the core arrays and the components its behaviours read from targets
     nobody: bool = False  # the last query found no neighbour for any animal
+    _with_self: Any = field(default=None, repr=False, compare=False)  # query_with_self's spec, made once
 
     def __post_init__(self):
         self.target_type = agent_tuple_type({c for slot in self.behaviors for c in slot.spec.target_components})
 
+    def query_with_self(self):
+        """The query with one more neighbour: for targets that include the querying species,
+        whose own row is found too and then dropped."""
+        if self._with_self is None:
+            self._with_self = replace(self.query, k=self.query.k + 1)
+        return self._with_self
+
 
 class _Gathered:
-    """Buffers for one group's gathered targets: each agent field (typed like ``sample``'s), species index, row."""
+    """One group's gathered targets: a buffer per agent field (typed like ``sample``'s), species index, row.
 
-    def __init__(self, fields, capacity: int, sample):
+    ``key`` names the target layouts the buffers were laid out for (each target's identity and
+    :attr:`~starling.world.population.Population.layout`); while it holds, ``sources`` (each
+    field's live arrays of every target) and, for unfiltered gathers, ``species`` and ``rows``
+    stay valid, so a step only copies the fields.
+    """
+
+    def __init__(self, key, fields, targets):
+        self.key = key
         self.fields = fields
-        self.capacity = capacity
+        self.capacity = capacity = max(sum(t.n for t in targets), 16)
+        self.sizes = [t.n for t in targets]
         self.species = np.zeros(capacity, np.int16)
         self.rows = np.zeros(capacity, np.int64)
         self.arange = np.arange(capacity, dtype=np.int64)
-        self.arrays = []
-        for f in fields._fields:
-            like = getattr(sample, f)
-            self.arrays.append(np.zeros((capacity,) + like.shape[1:], like.dtype))
+        self.sources = [[getattr(t, f) for t in targets] for f in fields._fields]
+        self.arrays = [np.zeros((capacity,) + like[0].shape[1:], like[0].dtype) for like in self.sources]
+        self.whole = False  # species and rows hold the unfiltered order of every target's rows
+        self.whole_total = sum(self.sizes)
+
+    def fill_whole(self) -> None:
+        at = 0
+        for t, size in enumerate(self.sizes):
+            self.species[at:at + size] = t
+            self.rows[at:at + size] = self.arange[:size]
+            at += size
+        self.whole = True
 
 
 @dataclass
@@ -312,8 +336,16 @@ class SpeciesPipeline:
         slot.varied = bind_draws(self.population, slot.params, f"param_{slot.row}_", self._param_rng, old)
 
     # ------------------------------------------------------------------ step
-    def compute(self, world: World, time: float, dt: float, *, record: bool = True) -> None:
-        """Fill ``desired[:n]`` from the step-start state of ``world``."""
+    def compute(self, world: World, time: float, dt: float, *, record: bool = True,
+                gathered: Optional[dict] = None) -> None:
+        """Fill ``desired[:n]`` from the step-start state of ``world``.
+
+        ``gathered``: one dict shared by every species' steering in one step (the simulation
+        passes a new one each step), in which a group's gathered targets are kept for any later
+        group gathering the same targets with the same filters and fields: the meadow's two bird
+        species each see both, and the state they are gathered from does not change while
+        species steer.
+        """
         pop = world.population(self.name)
         n = pop.n
         self.results.ensure(n)
@@ -334,7 +366,7 @@ class SpeciesPipeline:
         box = world.box
         box32 = pair_box(box)
         for group in self.groups:
-            others, nbrs = self._query(world, pop, group, box, record, box32)
+            others, nbrs = self._query(world, pop, group, box, record, box32, gathered)
             for slot in group.behaviors:
                 if group.nobody and slot.spec.silent_alone and SKIP_SILENT:
                     self._silence(slot, n)
@@ -432,7 +464,8 @@ class SpeciesPipeline:
                                                             f"do not have"))
         return problems
 
-    def _query(self, world: World, pop, group: NeighborGroup, box, record: bool, box32: np.ndarray):
+    def _query(self, world: World, pop, group: NeighborGroup, box, record: bool, box32: np.ndarray,
+               gathered: Optional[dict] = None):
         """Query ``group``'s neighbours and their pair geometry (``box32``: :func:`pair_box` of ``box``)."""
         own = self.name
         simple = len(group.targets) == 1 and group.include_bits == 0 and group.exclude_bits == 0
@@ -449,12 +482,11 @@ class SpeciesPipeline:
                 group.target_rows = None
                 group.target_uids = target.uid.copy()
         else:
-            others, species_idx, rows = self._gather(world, group)
+            others, species_idx, rows = self._gather(world, group, gathered)
             includes_self = own in group.targets
             spec = group.query
-            if includes_self:
-                from dataclasses import replace
-                spec = replace(spec, k=spec.k + 1)
+            if includes_self:  # one more, as the animal itself may be among them (dropped below)
+                spec = group.query_with_self()
             group.neighbors = find_neighbors(pop.position, pop.forward, others.position, spec,
                                              exclude_self=False, box=box, out=group.neighbors)
             if includes_self:
@@ -486,61 +518,96 @@ class SpeciesPipeline:
     def index_in_targets(self, world: World, group: NeighborGroup) -> int:
         return group.targets.index(self.name)
 
-    def _gather(self, world: World, group: NeighborGroup):
+    def _gather(self, world: World, group: NeighborGroup, shared: Optional[dict] = None):
         """Concatenate the arrays of every target species' rows that pass the tag filters.
+
+        ``shared`` (see :meth:`compute`) holds this step's gathers by what they gathered; a
+        gather found there is returned as it is (its arrays are read, never written, by
+        the groups that use them).
 
         Only the components every target has travel (food on apples and carcasses, loudness
         on sounds, …). When the targets are one population's every row (the others empty, no
         tag filter) the arrays are that population's own, not copies; otherwise they are
         gathered into buffers the group keeps, so a step allocates nothing once warm.
         """
-        parts = []
-        filtered = bool(group.include_bits or group.exclude_bits)
-        for t, name in enumerate(group.targets):
-            target = world.population(name)
-            rows = None
-            if filtered:
-                mask = np.ones(target.n, bool)
-                if group.include_bits:
-                    mask &= (target.tags & np.uint32(group.include_bits)) != 0
-                if group.exclude_bits:
-                    mask &= (target.tags & np.uint32(group.exclude_bits)) == 0
-                rows = np.flatnonzero(mask)
-            parts.append((t, rows, target))
         # only what the group's behaviours declare they read from their targets travels
-        wanted = {c for slot in group.behaviors for c in slot.spec.target_components}
-        common = set.intersection(wanted, *(set(p.component_names) for _, _, p in parts)) if parts else set()
-        fields = agent_tuple_type(common) if common else CoreAgents
-        sizes = [target.n if rows is None else rows.size for _, rows, target in parts]
-        total = sum(sizes)
+        wanted = frozenset(c for slot in group.behaviors for c in slot.spec.target_components)
+        key = (tuple(group.targets), group.include_bits, group.exclude_bits, wanted)
+        if shared is not None:
+            found = shared.get(key)
+            if found is not None:
+                return found
+            found = shared[key] = self._gather_now(world, group, wanted)
+            return found
+        return self._gather_now(world, group, wanted)
+
+    def _gather_now(self, world: World, group: NeighborGroup, wanted: frozenset):
+        targets = [world.population(name) for name in group.targets]
+        key = (wanted, tuple((id(t), t.layout) for t in targets))
         buf = group.gathered
-        if buf is None or buf.capacity < total or buf.fields is not fields:
-            capacity = max(total, int(buf.capacity * 1.5) if buf is not None else 0, 16)
-            buf = group.gathered = _Gathered(fields, capacity, parts[0][2])
+        if buf is None or buf.key != key:
+            common = wanted.intersection(*(t.component_names for t in targets))
+            fields = agent_tuple_type(common) if common else CoreAgents
+            buf = group.gathered = _Gathered(key, fields, targets)
+        picked = self._filter(targets, group) if group.include_bits or group.exclude_bits else None
+        if picked is None:  # every row of every target
+            total = buf.whole_total
+            if not buf.whole:
+                buf.fill_whole()
+            filled = [t for t, size in enumerate(buf.sizes) if size]
+            if len(filled) == 1:  # one population's rows: its own arrays, no copy
+                return (buf.fields(*(sources[filled[0]] for sources in buf.sources)),
+                        buf.species[:total], buf.rows[:total])
+            arrays = []
+            for sources, out in zip(buf.sources, buf.arrays):
+                out = out[:total]
+                np.concatenate(sources, out=out)
+                arrays.append(out)
+            return buf.fields(*arrays), buf.species[:total], buf.rows[:total]
+        buf.whole = False
+        total = sum(buf.sizes[t] if rows is None else rows.size for t, rows in enumerate(picked))
         species_idx = buf.species[:total]
         rows_out = buf.rows[:total]
-        filled = [(t, rows, target) for (t, rows, target), size in zip(parts, sizes) if size]
-        if len(filled) == 1 and filled[0][1] is None:  # one population's every row: its own arrays
-            t, _, target = filled[0]
-            species_idx[:] = t
-            rows_out[:] = buf.arange[:total]
-            return fields(*(getattr(target, f) for f in fields._fields)), species_idx, rows_out
         at = 0
-        for (t, rows, target), size in zip(parts, sizes):
+        for t, rows in enumerate(picked):
+            size = buf.sizes[t] if rows is None else rows.size
             species_idx[at:at + size] = t
             rows_out[at:at + size] = buf.arange[:size] if rows is None else rows
             at += size
         arrays = []
-        for f, out in zip(fields._fields, buf.arrays):
+        for sources, out in zip(buf.sources, buf.arrays):
             out = out[:total]
             at = 0
-            for (_, rows, target), size in zip(parts, sizes):
-                if size:
-                    src = getattr(target, f)
-                    out[at:at + size] = src if rows is None else src[rows]
-                at += size
+            for src, rows in zip(sources, picked):
+                if rows is None:
+                    out[at:at + src.shape[0]] = src
+                    at += src.shape[0]
+                elif rows.size:
+                    np.take(src, rows, axis=0, out=out[at:at + rows.size])
+                    at += rows.size
             arrays.append(out)
-        return fields(*arrays), species_idx, rows_out
+        return buf.fields(*arrays), species_idx, rows_out
+
+    @staticmethod
+    def _filter(targets, group: NeighborGroup):
+        """Each target's rows that pass the group's tag filters (None: every row), or None when
+        every row of every target passes (the usual case: a filter that drops nobody)."""
+        include = np.uint32(group.include_bits)
+        exclude = np.uint32(group.exclude_bits)
+        picked = []
+        dropped = False
+        for target in targets:
+            tags = target.tags
+            keep = (tags & include) != 0 if include else None
+            if exclude:
+                clear = (tags & exclude) == 0
+                keep = clear if keep is None else keep & clear
+            if keep.all():
+                picked.append(None)
+            else:
+                picked.append(np.flatnonzero(keep))
+                dropped = True
+        return picked if dropped else None
 
     # ------------------------------------------------------------------ inspection
     def inspect_row(self, world: World, uid: int) -> Optional[dict]:

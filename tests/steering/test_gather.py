@@ -1,0 +1,112 @@
+"""Gathered targets (a group that sees several species, or filters by tag) against a NumPy oracle,
+and the step's sharing of one gather between the species that gather the same targets."""
+import numpy as np
+
+import starling
+from starling.config import validate_scenario
+
+SPAWN = {"center": [0, 0, 0], "size": [30, 0, 30]}
+FLOCK = {"query": {"targets": ["west", "east"], "max_distance": 6, "k": 4},
+         "behaviors": [{"kind": "cohesion"}, {"kind": "separation"}]}
+SCENE = {
+    "name": "gather",
+    "seed": 11,
+    "species": [
+        {"name": "west", "count": 40, "mover": {"kind": "planar", "max_speed": 4}, "spawn": SPAWN, "groups": [FLOCK]},
+        {"name": "east", "count": 30, "mover": {"kind": "planar", "max_speed": 4}, "spawn": SPAWN, "groups": [FLOCK]},
+        {"name": "hawk", "count": 3, "mover": {"kind": "planar", "max_speed": 6}, "spawn": SPAWN,
+         "groups": [{"query": {"targets": ["west", "east"], "exclude_tags": ["hidden"], "max_distance": 25, "k": 3},
+                     "behaviors": [{"kind": "seek"}]}]},
+    ],
+}
+
+
+def _sim():
+    return starling.Simulation(validate_scenario(SCENE), record_debug=False)
+
+
+def _pipeline(sim, name):
+    return next(p for p in sim.pipelines if p.name == name)
+
+
+def _oracle(sim, targets, exclude_bits=0):
+    """Every target's rows whose tags carry none of ``exclude_bits``, in target order."""
+    parts = []
+    for t, name in enumerate(targets):
+        pop = sim.population(name)
+        rows = np.flatnonzero((pop.tags & np.uint32(exclude_bits)) == 0)
+        parts.append((t, rows, pop))
+    species = np.concatenate([np.full(r.size, t) for t, r, _ in parts])
+    rows = np.concatenate([r for _, r, _ in parts])
+    fields = {f: np.concatenate([getattr(p, f)[r] for _, r, p in parts]) for f in ("position", "velocity", "uid")}
+    return species, rows, fields
+
+
+def _check(got, expected):
+    others, species, rows = got
+    want_species, want_rows, want = expected
+    np.testing.assert_array_equal(species, want_species)
+    np.testing.assert_array_equal(rows, want_rows)
+    for f, values in want.items():
+        np.testing.assert_array_equal(getattr(others, f), values)
+
+
+def test_a_tag_filter_gathers_the_rows_that_pass_and_every_row_again_once_nobody_is_filtered():
+    sim = _sim()
+    sim.step(3)
+    hawk = _pipeline(sim, "hawk")
+    group = hawk.groups[0]
+    bit = sim.world.tag_bit("hidden")
+    # nobody hidden: every row of both, in order
+    _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
+    sim.population("west").tags[[2, 5, 39]] |= np.uint32(bit)
+    sim.population("east").tags[0] |= np.uint32(bit)
+    _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
+    assert hawk._gather(sim.world, group)[0].position.shape[0] == 70 - 4
+    sim.population("west").tags[:] = 0
+    sim.population("east").tags[:] = 0
+    _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
+
+
+def test_a_gather_follows_a_population_whose_count_changed():
+    sim = _sim()
+    sim.step(2)
+    hawk = _pipeline(sim, "hawk")
+    group = hawk.groups[0]
+    bit = sim.world.tag_bit("hidden")
+    _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
+    data = sim.config_data()
+    data["species"][1]["count"] = 45
+    sim.reconfigure(data)
+    hawk = _pipeline(sim, "hawk")
+    sim.step(1)
+    assert sim.population("east").n == 45
+    _check(hawk._gather(sim.world, hawk.groups[0]), _oracle(sim, ["west", "east"], bit))
+
+
+def test_species_gathering_the_same_targets_share_one_gather_within_a_step():
+    sim = _sim()
+    sim.step(2)
+    west, east = _pipeline(sim, "west"), _pipeline(sim, "east")
+    shared = {}
+    first = west._gather(sim.world, west.groups[0], shared)
+    second = east._gather(sim.world, east.groups[0], shared)
+    assert second is first
+    _check(second, _oracle(sim, ["west", "east"]))
+    # the hawk reads other components of them (none) and filters: a gather of its own
+    hawk = _pipeline(sim, "hawk")
+    assert hawk._gather(sim.world, hawk.groups[0], shared) is not first
+
+
+def test_sharing_gathers_changes_no_desire():
+    sim = _sim()
+    sim.step(5)
+    t, dt = sim.world.clock.time, sim.world.clock.dt
+    for pipeline in sim.pipelines:
+        pipeline.compute(sim.world, t, dt, record=False)
+    alone = {p.name: p.desired[: sim.population(p.name).n].copy() for p in sim.pipelines}
+    shared = {}
+    for pipeline in sim.pipelines:
+        pipeline.compute(sim.world, t, dt, record=False, gathered=shared)
+    for p in sim.pipelines:
+        np.testing.assert_array_equal(p.desired[: sim.population(p.name).n], alone[p.name])
