@@ -142,3 +142,26 @@ def test_parallel_and_serial_mergers_agree(rng):
     merge("priority_desire", stacked, vel, fwd, a, parallel=False)
     merge("priority_desire", stacked, vel, fwd, b, parallel=True)
     np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("kind", ["priority_desire", "first_non_zero"])
+def test_animals_merged_together_equal_each_merged_alone(rng, kind):
+    # the merger keeps an animal's priority order for the next animal while its priorities are the
+    # same: runs of equal priorities, changes between neighbours and ties must not leak between animals
+    m, n = 6, 400
+    direction = rng.normal(size=(m, n, 3)).astype(np.float32)
+    direction /= np.linalg.norm(direction, axis=2, keepdims=True)
+    dd = rng.random((m, n), dtype=np.float32)
+    sd = rng.random((m, n), dtype=np.float32) * (rng.random((m, n)) < 0.7)
+    speed = (rng.random((m, n)) * 5).astype(np.float32)
+    patterns = rng.integers(0, 3, (4, m)).astype(np.int16)  # a few patterns, each with ties
+    prio = patterns[np.repeat(rng.integers(0, 4, n // 8), 8)].T.copy()  # runs of 8 animals share one
+    vel = rng.normal(size=(n, 3)).astype(np.float32)
+    fwd = np.tile(np.array([0, 0, 1], np.float32), (n, 1))
+    together = np.zeros((n, 3), np.float32)
+    merge(kind, (direction, dd, speed, sd, prio), vel, fwd, together)
+    for i in range(n):
+        alone = np.zeros((1, 3), np.float32)
+        merge(kind, (direction[:, i:i + 1].copy(), dd[:, i:i + 1].copy(), speed[:, i:i + 1].copy(),
+                     sd[:, i:i + 1].copy(), prio[:, i:i + 1].copy()), vel[i:i + 1], fwd[i:i + 1], alone)
+        np.testing.assert_array_equal(together[i], alone[0])

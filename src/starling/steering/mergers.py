@@ -72,6 +72,9 @@ def _merge_range(lo, hi, code, max_desire, direction, ddes, speed, sdes, prio, v
     """
     m = ddes.shape[0]
     order = np.empty(m, np.int64)
+    level_end = np.empty(m, np.int64)
+    last = np.empty(m, np.int64)
+    ordered = False  # order, level_end and last hold the order for priorities ``last``
     for i in range(lo, hi):
         vx = velocity[i, 0]
         vy = velocity[i, 1]
@@ -109,29 +112,43 @@ def _merge_range(lo, hi, code, max_desire, direction, ddes, speed, sdes, prio, v
                 s_den += sdes[j, i]
         else:
             # order the behaviours by priority, highest first (insertion sort; m is small,
-            # and ties keep the configured order so the result is deterministic)
-            for j in range(m):
-                order[j] = j
-            for j in range(1, m):
-                key = order[j]
-                p = prio[key, i]
-                k = j - 1
-                while k >= 0 and prio[order[k], i] < p:
-                    order[k + 1] = order[k]
-                    k -= 1
-                order[k + 1] = key
+            # and ties keep the configured order so the result is deterministic). Priorities are
+            # a behaviour's, the same for every animal in the pipeline's results, so the order
+            # and its levels are kept from the animal before while its priorities are the same.
+            same = ordered
+            if same:
+                for j in range(m):
+                    if prio[j, i] != last[j]:
+                        same = False
+                        break
+            if not same:
+                for j in range(m):
+                    order[j] = j
+                    last[j] = prio[j, i]
+                for j in range(1, m):
+                    key = order[j]
+                    p = last[key]
+                    k = j - 1
+                    while k >= 0 and last[order[k]] < p:
+                        order[k + 1] = order[k]
+                        k -= 1
+                    order[k + 1] = key
+                end = m  # level_end[q]: one past the last position of q's priority level
+                for q in range(m - 1, -1, -1):
+                    if q < m - 1 and last[order[q]] != last[order[q + 1]]:
+                        end = q + 1
+                    level_end[q] = end
+                ordered = True
             budget_d = max_desire
             budget_s = max_desire
             start = 0
             while start < m:
-                level = prio[order[start], i]
-                end = start
+                end = level_end[start]
                 level_d = 0.0
                 level_s = 0.0
-                while end < m and prio[order[end], i] == level:
-                    level_d += ddes[order[end], i]
-                    level_s += sdes[order[end], i]
-                    end += 1
+                for q in range(start, end):
+                    level_d += ddes[order[q], i]
+                    level_s += sdes[order[q], i]
                 if code == _FIRST_NON_ZERO:
                     if level_d > _DESIRE_EPS:
                         for q in range(start, end):
