@@ -110,3 +110,35 @@ def test_sharing_gathers_changes_no_desire():
         pipeline.compute(sim.world, t, dt, record=False, gathered=shared)
     for p in sim.pipelines:
         np.testing.assert_array_equal(p.desired[: sim.population(p.name).n], alone[p.name])
+
+
+def test_a_group_whose_target_is_empty_sees_nobody_then_its_animals_then_nobody_again():
+    scene = {"name": "empty", "seed": 3, "species": [
+        {"name": "sheep", "count": 20, "mover": {"kind": "planar", "max_speed": 4},
+         "spawn": {"center": [0, 0, 0], "size": [10, 0, 10]},
+         "groups": [{"query": {"targets": ["wolf"], "max_distance": 50, "k": 2, "fov_deg": 360},
+                     "behaviors": [{"kind": "flee"}]}]},
+        {"name": "wolf", "count": 0, "mover": {"kind": "planar", "max_speed": 6},
+         "spawn": {"center": [0, 0, 0], "size": [10, 0, 10]}, "behaviors": [{"kind": "wandering"}]}]}
+    sim = starling.Simulation(validate_scenario(scene))
+
+    def table():
+        sheep = _pipeline(sim, "sheep")
+        sim.step(1)
+        nb = sheep.groups[0].neighbors
+        n = sim.population("sheep").n
+        return nb.index[:n].copy(), nb.count[:n].copy(), sheep.groups[0].nobody
+
+    for _ in range(2):
+        index, count, nobody = table()
+        assert nobody and not count.any() and (index == -1).all()
+    # wolves arrive and leave by commands (the pipelines stay as they are, tables and all)
+    sim.world.commands.spawn("wolf", np.float32([[1, 0, 1], [-1, 0, 2], [3, 0, -2]]))
+    table()  # the wolves are added at the end of this step
+    index, count, nobody = table()
+    assert not nobody and (count == 2).all() and (index[:, :2] >= 0).all()
+    sim.world.commands.kill("wolf", sim.population("wolf").uid.copy())
+    table()
+    for _ in range(2):
+        index, count, nobody = table()
+        assert nobody and not count.any() and (index == -1).all()

@@ -30,7 +30,7 @@ from .params import with_stream_key
 from .per_animal import bind_draws
 from .random import stream_key
 from .queries.candidates import NO_WRAP
-from .queries.neighbors import NeighborQuerySpec, find_neighbors
+from .queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors
 from .queries.pairs import PairGeometry
 from .queries.rays import Rays, generate_rays
 from .registry import BehaviorSpec, get_behavior, get_merger
@@ -148,6 +148,9 @@ class NeighborGroup:
     target_type: Any = None  # the core arrays and the components its behaviours read from targets
     nobody: bool = False  # the last query found no neighbour for any animal
     _with_self: Any = field(default=None, repr=False, compare=False)  # query_with_self's spec, made once
+    # (rows, the view of them) for which ``neighbors`` was last cleared because its target was empty
+    # (None: queried since, so the table holds neighbours)
+    _cleared_for: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         self.target_type = agent_tuple_type({c for slot in self.behaviors for c in slot.spec.target_components})
@@ -469,6 +472,9 @@ class SpeciesPipeline:
         """Query ``group``'s neighbours and their pair geometry (``box32``: :func:`pair_box` of ``box``)."""
         own = self.name
         simple = len(group.targets) == 1 and group.include_bits == 0 and group.exclude_bits == 0
+        if simple and world.population(group.targets[0]).n == 0:
+            return self._nobody_there(world, pop, group, record)
+        group._cleared_for = None
         if simple:
             target = world.population(group.targets[0])
             # the core arrays and the components the group's behaviours declare, nothing more
@@ -514,6 +520,29 @@ class SpeciesPipeline:
             direction, distance, angle = group.geometry.compute(
                 pop.position, pop.forward, others.position, index, count, box32, parallel=n >= PARALLEL_THRESHOLD)
         return others, NeighborView(index, count, distance, angle, direction)
+
+    def _nobody_there(self, world: World, pop, group: NeighborGroup, record: bool):
+        """What :meth:`_query` returns when the group's one target population is empty (no sound
+        made, no carcass left): the cleared table, cleared once rather than every step, and no query."""
+        n = pop.n
+        k = group.query.k
+        target = world.population(group.targets[0])
+        if group.neighbors is None:
+            group.neighbors = Neighbors(n, k)
+        nb = group.neighbors
+        if group._cleared_for is None or group._cleared_for[0] != n or nb.k != k:
+            nb.reserve(n, k)
+            nb.clear()
+            if group.geometry is None:
+                group.geometry = PairGeometry()
+            direction, distance, angle = group.geometry.buffers(n, k)
+            group._cleared_for = (n, NeighborView(nb.index[:n, :k], nb.count[:n], distance, angle, direction))
+        if record:
+            group.target_species = None
+            group.target_rows = None
+            group.target_uids = target.uid.copy()
+        group.nobody = True
+        return target.view(group.target_type), group._cleared_for[1]
 
     def index_in_targets(self, world: World, group: NeighborGroup) -> int:
         return group.targets.index(self.name)
