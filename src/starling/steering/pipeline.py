@@ -513,7 +513,7 @@ class SpeciesPipeline:
         count = nb.count[:n]
         if group.geometry is None:
             group.geometry = PairGeometry()
-        group.nobody = not count.any()
+        group.nobody = np.count_nonzero(count) == 0  # (ndarray.any goes through Python in NumPy)
         if group.nobody:  # no pair to describe: the buffers, unwritten (no kernel reads a pair past count)
             direction, distance, angle = group.geometry.buffers(n, k)
         else:

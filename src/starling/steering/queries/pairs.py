@@ -156,6 +156,7 @@ class PairGeometry:
         self.direction = np.zeros((0, 1, 3), np.float32)
         self.distance = np.zeros((0, 1), np.float32)
         self.angle = np.zeros((0, 1), np.float32)
+        self._rows = None  # (n, the three views of n rows): a group asks for the same rows step after step
 
     def buffers(self, n: int, k: int):
         """The ``(direction, distance, angle)`` buffers of ``n`` rows of ``k`` pairs, as they are."""
@@ -164,7 +165,15 @@ class PairGeometry:
             self.direction = np.zeros((cap, k, 3), np.float32)
             self.distance = np.zeros((cap, k), np.float32)
             self.angle = np.zeros((cap, k), np.float32)
-        return self.direction[:n], self.distance[:n], self.angle[:n]
+            self._rows = None
+        rows = self._rows
+        if rows is None or rows[0] != n:
+            rows = self._rows = (n, (self.direction[:n], self.distance[:n], self.angle[:n]))
+        return rows[1]
+
+    def __getstate__(self) -> dict:
+        # the kept views would unpickle as copies, no longer looking at the buffers
+        return {**self.__dict__, "_rows": None}
 
     def compute(self, position, forward, target, index, count, box, *, parallel: bool = False):
         n, k = index.shape

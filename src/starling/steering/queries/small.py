@@ -120,18 +120,28 @@ def query_small(spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
 class SmallScratch:
     """The all-pairs kernel's per-target scratch, grown by capacity."""
 
-    __slots__ = ("columns", "ok")
+    __slots__ = ("columns", "ok", "_arrays")
 
     def __init__(self) -> None:
         self.columns = np.zeros((4, 0), np.float32)
         self.ok = np.zeros(0, np.bool_)
+        self._arrays = (*self.columns, self.ok)
 
     def reserve(self, m: int) -> None:
         if self.columns.shape[1] < m:
             cap = max(m, int(self.columns.shape[1] * 1.5), 16)
             self.columns = np.zeros((4, cap), np.float32)
             self.ok = np.zeros(cap, np.bool_)
+            self._arrays = (*self.columns, self.ok)
 
     def arrays(self) -> tuple:
-        """The kernel's scratch arguments, in its order."""
-        return (*self.columns, self.ok)
+        """The kernel's scratch arguments, in its order (made once per size: a query a step per group)."""
+        return self._arrays
+
+    # the kept views would unpickle as copies of the columns: rebuild them instead
+    def __getstate__(self):
+        return self.columns, self.ok
+
+    def __setstate__(self, state):
+        self.columns, self.ok = state
+        self._arrays = (*self.columns, self.ok)
