@@ -24,7 +24,7 @@ from .config.io import apply_override, name_problems, toml_value
 from .config.models import ScenarioBase
 from .steering import registry
 from .steering.per_animal import bind_draws
-from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline
+from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline, link_joint_queries
 from .systems import ComponentSpec, check_access
 from .world import Population, World
 from .observe import Observer, StepView
@@ -184,6 +184,7 @@ class Simulation:
             self.pipelines.append(SpeciesPipeline(sp, index, self.world, planar=planar,
                                                   max_speed=sp.mover.max_speed, previous=old))
             spawns.append((pop, sp, index, planar, target - pop.n))
+        link_joint_queries(self.pipelines)
         for pop, sp, index, planar, k in spawns:
             self.fresh_from[sp.name] = pop.n
             if k > 0:

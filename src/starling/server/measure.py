@@ -83,6 +83,7 @@ def measure(
     rate: float = 60.0,
     browser: bool = True,
     viewport: tuple[int, int] = (1280, 800),
+    speed: float = 1.0,
 ) -> dict[str, Any]:
     """Run the measurements described in the module docstring; returns a JSON-able dict."""
     import starling
@@ -112,12 +113,12 @@ def measure(
         },
     }
     if browser:
-        result.update(_measure_browser(scenario, sim, frames, seconds, rate, viewport))
+        result.update(_measure_browser(scenario, sim, frames, seconds, rate, viewport, speed))
     return result
 
 
 def _measure_browser(scenario: str, sim: Any, frames: list[bytes], seconds: float, rate: float,
-                     viewport: tuple[int, int]) -> dict[str, Any]:
+                     viewport: tuple[int, int], speed: float = 1.0) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     from .app import BackgroundServer, create_app
@@ -154,10 +155,13 @@ def _measure_browser(scenario: str, sim: Any, frames: list[bytes], seconds: floa
             out["replay"] = {"offered_frames_per_s": rate, **replayed}
 
             runner.submit(None, P.Resume(type="resume"))
+            if speed != 1.0:  # more steps a second than the scene's dt asks (the app's speed control)
+                runner.submit(None, P.Speed(type="speed", multiplier=speed))
             time.sleep(2.0)
             steps0, t0 = sim.step_count, time.monotonic()
             live = _browser_window(page, seconds)
-            out["live"] = {"steps_per_s": round((sim.step_count - steps0) / (time.monotonic() - t0), 1), **live}
+            out["live"] = {"speed": speed, "steps_per_s": round((sim.step_count - steps0) / (time.monotonic() - t0), 1),
+                           **live}
         finally:
             chromium.close()
     return out
@@ -172,8 +176,11 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--seconds", type=float, default=8.0, help="length of each browser window")
     parser.add_argument("--rate", type=float, default=60.0, help="frames per second offered in the replay")
     parser.add_argument("--no-browser", action="store_true", help="only the server-side encode numbers")
+    parser.add_argument("--speed", type=float, default=1.0,
+                        help="the live phase's speed (steps a second = speed / dt), as the app's speed control sets it")
     args = parser.parse_args(argv)
-    result = measure(args.scenario, args.count, args.species, args.spread, args.seconds, args.rate, not args.no_browser)
+    result = measure(args.scenario, args.count, args.species, args.spread, args.seconds, args.rate, not args.no_browser,
+                     speed=args.speed)
     print(json.dumps(result, indent=2))
 
 

@@ -148,6 +148,8 @@ class NeighborGroup:
     target_type: Any = None  # the core arrays and the components its behaviours read from targets
     nobody: bool = False  # the last query found no neighbour for any animal
     _with_self: Any = field(default=None, repr=False, compare=False)  # query_with_self's spec, made once
+    # the query this group shares with the other species it flocks with (see link_joint_queries), or None
+    joint: Any = field(default=None, repr=False, compare=False)
     # (rows, the view of them) for which ``neighbors`` was last cleared because its target was empty
     # (None: queried since, so the table holds neighbours)
     _cleared_for: Any = field(default=None, repr=False, compare=False)
@@ -215,6 +217,71 @@ class RayGroup:
             self.origins = np.zeros((cap, 3), np.float32)
             self.directions = np.zeros((cap, 3), np.float32)
             self.hits = environment.allocate_hits(cap)
+
+
+class JointQuery:
+    """One neighbour query answered once a step for several species that each ask it.
+
+    Species that flock together (the meadow's two bird species) each have a group whose
+    targets are all of them, with the same query. Asked one species at a time, each
+    builds a grid over every target and queries it with one neighbour more, to drop itself
+    afterwards. Asked once, the targets are their own queriers: one grid, sorted queries,
+    and each animal skips itself directly. The table is the same, row for row: the k
+    nearest others by (distance, index), indices into the targets in their usual order.
+    """
+
+    def __init__(self, targets: list[str], spec: NeighborQuerySpec):
+        self.targets = list(targets)
+        self.spec = spec
+        self.neighbors = None  # the whole table, kept between steps for its buffers
+
+    def rows_of(self, name: str, world: World, others, box, shared: Optional[dict]) -> "_TableRows":
+        """Species ``name``'s rows of this step's table (``others``: the targets, gathered in order)."""
+        key = ("joint", id(self))
+        table = shared.get(key) if shared is not None else None
+        if table is None:
+            self.neighbors = table = find_neighbors(others.position, others.forward, others.position, self.spec,
+                                                    exclude_self=True, box=box, out=self.neighbors)
+            if shared is not None:
+                shared[key] = table
+        start = 0
+        for target in self.targets:
+            if target == name:
+                break
+            start += world.population(target).n
+        return _TableRows(table, start, world.population(name).n)
+
+
+class _TableRows:
+    """Rows ``start .. start + n`` of a neighbour table, read like a table of their own."""
+
+    __slots__ = ("index", "distance", "count", "overflow", "k")
+
+    def __init__(self, table, start: int, n: int):
+        stop = start + n
+        self.index = table.index[start:stop]
+        self.distance = table.distance[start:stop]
+        self.count = table.count[start:stop]
+        self.overflow = table.overflow[start:stop]
+        self.k = table.k
+
+
+def link_joint_queries(pipelines) -> None:
+    """Give the groups that ask one query of the same species, each of those species asking it, a
+    :class:`JointQuery`: same targets (every querying species among them), same query, no tag filter."""
+    asking: dict = {}
+    for pipeline in pipelines:
+        for group in pipeline.groups:
+            group.joint = None
+            if group.include_bits or group.exclude_bits or len(group.targets) < 2 or pipeline.name not in group.targets:
+                continue
+            asking.setdefault((tuple(group.targets), group.query), []).append((pipeline.name, group))
+    for (targets, spec), members in asking.items():
+        names = [name for name, _ in members]
+        if len(set(names)) == len(names) and sorted(names) == sorted(targets):
+            joint = JointQuery(list(targets), spec)
+            for _, group in members:
+                group.joint = joint
 
 
 @njit(cache=True)
@@ -489,12 +556,15 @@ class SpeciesPipeline:
                 group.target_uids = target.uid.copy()
         else:
             others, species_idx, rows = self._gather(world, group, gathered)
-            includes_self = own in group.targets
+            includes_self = own in group.targets and group.joint is None
             spec = group.query
             if includes_self:  # one more, as the animal itself may be among them (dropped below)
                 spec = group.query_with_self()
-            group.neighbors = find_neighbors(pop.position, pop.forward, others.position, spec,
-                                             exclude_self=False, box=box, out=group.neighbors)
+            if group.joint is not None:
+                group.neighbors = group.joint.rows_of(own, world, others, box, gathered)
+            else:
+                group.neighbors = find_neighbors(pop.position, pop.forward, others.position, spec,
+                                                 exclude_self=False, box=box, out=group.neighbors)
             if includes_self:
                 own_idx = self.index_in_targets(world, group)
                 self_row = np.full(pop.n, -1, np.int64)
