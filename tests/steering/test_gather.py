@@ -51,12 +51,16 @@ def _check(got, expected):
         np.testing.assert_array_equal(getattr(others, f), values)
 
 
-def test_a_tag_filter_gathers_the_rows_that_pass_and_every_row_again_once_nobody_is_filtered():
+def _hawk(steps):
+    """A stepped simulation, the hawk's pipeline and group, and the tag bit it excludes."""
     sim = _sim()
-    sim.step(3)
+    sim.step(steps)
     hawk = _pipeline(sim, "hawk")
-    group = hawk.groups[0]
-    bit = sim.world.tag_bit("hidden")
+    return sim, hawk, hawk.groups[0], sim.world.tag_bit("hidden")
+
+
+def test_a_tag_filter_gathers_the_rows_that_pass_and_every_row_again_once_nobody_is_filtered():
+    sim, hawk, group, bit = _hawk(3)
     # nobody hidden: every row of both, in order
     _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
     sim.population("west").tags[[2, 5, 39]] |= np.uint32(bit)
@@ -68,20 +72,16 @@ def test_a_tag_filter_gathers_the_rows_that_pass_and_every_row_again_once_nobody
     _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
 
 
-def test_a_gather_follows_a_population_whose_count_changed():
-    sim = _sim()
-    sim.step(2)
-    hawk = _pipeline(sim, "hawk")
-    group = hawk.groups[0]
-    bit = sim.world.tag_bit("hidden")
+def test_a_gather_follows_populations_whose_counts_change():
+    # births and deaths by commands: the same pipeline and group see new layouts
+    sim, hawk, group, bit = _hawk(2)
     _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
-    data = sim.config_data()
-    data["species"][1]["count"] = 45
-    sim.reconfigure(data)
-    hawk = _pipeline(sim, "hawk")
+    sim.world.commands.spawn("east", np.float32([[1, 0, 1]] * 5))
+    sim.world.commands.kill("west", sim.population("west").uid[[0, 7]].copy())
     sim.step(1)
-    assert sim.population("east").n == 45
-    _check(hawk._gather(sim.world, hawk.groups[0]), _oracle(sim, ["west", "east"], bit))
+    assert (sim.population("west").n, sim.population("east").n) == (38, 35)
+    assert _pipeline(sim, "hawk") is hawk
+    _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
 
 
 def test_species_gathering_the_same_targets_share_one_gather_within_a_step():
