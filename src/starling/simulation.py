@@ -24,7 +24,8 @@ from .config.io import apply_override, name_problems, toml_value
 from .config.models import ScenarioBase
 from .steering import registry
 from .steering.per_animal import bind_draws
-from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline, link_joint_queries
+from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline
+from .steering.targets import link_joint_queries
 from .systems import ComponentSpec, check_access
 from .world import Population, World
 from .observe import Observer, StepView

@@ -4,6 +4,7 @@ import numpy as np
 
 import starling
 from starling.config import validate_scenario
+from starling.steering.targets import gather
 
 SPAWN = {"center": [0, 0, 0], "size": [30, 0, 30]}
 FLOCK = {"query": {"targets": ["west", "east"], "max_distance": 6, "k": 4},
@@ -62,26 +63,26 @@ def _hawk(steps):
 def test_a_tag_filter_gathers_the_rows_that_pass_and_every_row_again_once_nobody_is_filtered():
     sim, hawk, group, bit = _hawk(3)
     # nobody hidden: every row of both, in order
-    _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
+    _check(gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
     sim.population("west").tags[[2, 5, 39]] |= np.uint32(bit)
     sim.population("east").tags[0] |= np.uint32(bit)
-    _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
-    assert hawk._gather(sim.world, group)[0].position.shape[0] == 70 - 4
+    _check(gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
+    assert gather(sim.world, group)[0].position.shape[0] == 70 - 4
     sim.population("west").tags[:] = 0
     sim.population("east").tags[:] = 0
-    _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
+    _check(gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
 
 
 def test_a_gather_follows_populations_whose_counts_change():
     # births and deaths by commands: the same pipeline and group see new layouts
     sim, hawk, group, bit = _hawk(2)
-    _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
+    _check(gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
     sim.world.commands.spawn("east", np.float32([[1, 0, 1]] * 5))
     sim.world.commands.kill("west", sim.population("west").uid[[0, 7]].copy())
     sim.step(1)
     assert (sim.population("west").n, sim.population("east").n) == (38, 35)
     assert _pipeline(sim, "hawk") is hawk
-    _check(hawk._gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
+    _check(gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
 
 
 def test_species_gathering_the_same_targets_share_one_gather_within_a_step():
@@ -89,13 +90,13 @@ def test_species_gathering_the_same_targets_share_one_gather_within_a_step():
     sim.step(2)
     west, east = _pipeline(sim, "west"), _pipeline(sim, "east")
     shared = {}
-    first = west._gather(sim.world, west.groups[0], shared)
-    second = east._gather(sim.world, east.groups[0], shared)
+    first = gather(sim.world, west.groups[0], shared)
+    second = gather(sim.world, east.groups[0], shared)
     assert second is first
     _check(second, _oracle(sim, ["west", "east"]))
     # the hawk reads other components of them (none) and filters: a gather of its own
     hawk = _pipeline(sim, "hawk")
-    assert hawk._gather(sim.world, hawk.groups[0], shared) is not first
+    assert gather(sim.world, hawk.groups[0], shared) is not first
 
 
 def test_sharing_gathers_changes_no_desire():
@@ -142,3 +143,15 @@ def test_a_group_whose_target_is_empty_sees_nobody_then_its_animals_then_nobody_
     for _ in range(2):
         index, count, nobody = table()
         assert nobody and not count.any() and (index == -1).all()
+
+
+def test_a_copied_simulation_gathers_its_own_animals():
+    import pickle
+    sim, hawk, group, bit = _hawk(2)
+    gather(sim.world, group)
+    copy = pickle.loads(pickle.dumps(sim))
+    copy.step(3)
+    sim.step(3)
+    group = _pipeline(copy, "hawk").groups[0]
+    _check(gather(copy.world, group), _oracle(copy, ["west", "east"], bit))
+    np.testing.assert_array_equal(copy.population("hawk").position, sim.population("hawk").position)

@@ -31,6 +31,7 @@ from .per_animal import bind_draws
 from .random import stream_key
 from .queries.candidates import NO_WRAP
 from .queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors
+from .targets import CoreAgents, gather  # noqa: F401 - CoreAgents: the plain agents tuple, imported from here by tests
 from .queries.pairs import PairGeometry
 from .queries.rays import Rays, generate_rays
 from .registry import BehaviorSpec, get_behavior, get_merger
@@ -58,8 +59,6 @@ def pair_box(box) -> np.ndarray:
     """The pair geometry's float32 box: the periodic sides, or zeros when the world does not wrap."""
     return NO_WRAP if box is None else np.asarray(box, np.float32)
 
-
-CoreAgents = namedtuple("CoreAgents", ["position", "velocity", "forward", "up", "uid"])
 
 #: skip the kernels of behaviours that are silent alone when their group found nobody (tests turn it off
 #: to run every kernel and compare)
@@ -144,11 +143,11 @@ class NeighborGroup:
     target_species: Optional[np.ndarray] = None
     target_rows: Optional[np.ndarray] = None
     target_uids: Optional[np.ndarray] = None
-    gathered: Any = None  # _gather's reusable buffers (a group with several targets or tag filters)
+    gathered: Any = None  # targets.gather's reusable buffers (a group with several targets or tag filters)
     target_type: Any = None  # the core arrays and the components its behaviours read from targets
     nobody: bool = False  # the last query found no neighbour for any animal
     _with_self: Any = field(default=None, repr=False, compare=False)  # query_with_self's spec, made once
-    # the query this group shares with the other species it flocks with (see link_joint_queries), or None
+    # the query this group shares with the other species it flocks with (targets.link_joint_queries), or None
     joint: Any = field(default=None, repr=False, compare=False)
     # (rows, the view of them) for which ``neighbors`` was last cleared because its target was empty
     # (None: queried since, so the table holds neighbours)
@@ -163,37 +162,6 @@ class NeighborGroup:
         if self._with_self is None:
             self._with_self = replace(self.query, k=self.query.k + 1)
         return self._with_self
-
-
-class _Gathered:
-    """One group's gathered targets: a buffer per agent field (typed like ``sample``'s), species index, row.
-
-    ``key`` names the target layouts the buffers were laid out for (each target's identity and
-    :attr:`~starling.world.population.Population.layout`); while it holds, ``sources`` (each
-    field's live arrays of every target) and, for unfiltered gathers, ``species`` and ``rows``
-    stay valid, so a step only copies the fields.
-    """
-
-    def __init__(self, key, fields, targets):
-        self.key = key
-        self.fields = fields
-        self.capacity = capacity = max(sum(t.n for t in targets), 16)
-        self.sizes = [t.n for t in targets]
-        self.species = np.zeros(capacity, np.int16)
-        self.rows = np.zeros(capacity, np.int64)
-        self.arange = np.arange(capacity, dtype=np.int64)
-        self.sources = [[getattr(t, f) for t in targets] for f in fields._fields]
-        self.arrays = [np.zeros((capacity,) + like[0].shape[1:], like[0].dtype) for like in self.sources]
-        self.whole = False  # species and rows hold the unfiltered order of every target's rows
-        self.whole_total = sum(self.sizes)
-
-    def fill_whole(self) -> None:
-        at = 0
-        for t, size in enumerate(self.sizes):
-            self.species[at:at + size] = t
-            self.rows[at:at + size] = self.arange[:size]
-            at += size
-        self.whole = True
 
 
 @dataclass
@@ -217,71 +185,6 @@ class RayGroup:
             self.origins = np.zeros((cap, 3), np.float32)
             self.directions = np.zeros((cap, 3), np.float32)
             self.hits = environment.allocate_hits(cap)
-
-
-class JointQuery:
-    """One neighbour query answered once a step for several species that each ask it.
-
-    Species that flock together (the meadow's two bird species) each have a group whose
-    targets are all of them, with the same query. Asked one species at a time, each
-    builds a grid over every target and queries it with one neighbour more, to drop itself
-    afterwards. Asked once, the targets are their own queriers: one grid, sorted queries,
-    and each animal skips itself directly. The table is the same, row for row: the k
-    nearest others by (distance, index), indices into the targets in their usual order.
-    """
-
-    def __init__(self, targets: list[str], spec: NeighborQuerySpec):
-        self.targets = list(targets)
-        self.spec = spec
-        self.neighbors = None  # the whole table, kept between steps for its buffers
-
-    def rows_of(self, name: str, world: World, others, box, shared: Optional[dict]) -> "_TableRows":
-        """Species ``name``'s rows of this step's table (``others``: the targets, gathered in order)."""
-        key = ("joint", id(self))
-        table = shared.get(key) if shared is not None else None
-        if table is None:
-            self.neighbors = table = find_neighbors(others.position, others.forward, others.position, self.spec,
-                                                    exclude_self=True, box=box, out=self.neighbors)
-            if shared is not None:
-                shared[key] = table
-        start = 0
-        for target in self.targets:
-            if target == name:
-                break
-            start += world.population(target).n
-        return _TableRows(table, start, world.population(name).n)
-
-
-class _TableRows:
-    """Rows ``start .. start + n`` of a neighbour table, read like a table of their own."""
-
-    __slots__ = ("index", "distance", "count", "overflow", "k")
-
-    def __init__(self, table, start: int, n: int):
-        stop = start + n
-        self.index = table.index[start:stop]
-        self.distance = table.distance[start:stop]
-        self.count = table.count[start:stop]
-        self.overflow = table.overflow[start:stop]
-        self.k = table.k
-
-
-def link_joint_queries(pipelines) -> None:
-    """Give the groups that ask one query of the same species, each of those species asking it, a
-    :class:`JointQuery`: same targets (every querying species among them), same query, no tag filter."""
-    asking: dict = {}
-    for pipeline in pipelines:
-        for group in pipeline.groups:
-            group.joint = None
-            if group.include_bits or group.exclude_bits or len(group.targets) < 2 or pipeline.name not in group.targets:
-                continue
-            asking.setdefault((tuple(group.targets), group.query), []).append((pipeline.name, group))
-    for (targets, spec), members in asking.items():
-        names = [name for name, _ in members]
-        if len(set(names)) == len(names) and sorted(names) == sorted(targets):
-            joint = JointQuery(list(targets), spec)
-            for _, group in members:
-                group.joint = joint
 
 
 @njit(cache=True)
@@ -555,7 +458,7 @@ class SpeciesPipeline:
                 group.target_rows = None
                 group.target_uids = target.uid.copy()
         else:
-            others, species_idx, rows = self._gather(world, group, gathered)
+            others, species_idx, rows = gather(world, group, gathered)
             includes_self = own in group.targets and group.joint is None
             spec = group.query
             if includes_self:  # one more, as the animal itself may be among them (dropped below)
@@ -616,97 +519,6 @@ class SpeciesPipeline:
 
     def index_in_targets(self, world: World, group: NeighborGroup) -> int:
         return group.targets.index(self.name)
-
-    def _gather(self, world: World, group: NeighborGroup, shared: Optional[dict] = None):
-        """Concatenate the arrays of every target species' rows that pass the tag filters.
-
-        ``shared`` (see :meth:`compute`) holds this step's gathers by what they gathered; a
-        gather found there is returned as it is (its arrays are read, never written, by
-        the groups that use them).
-
-        Only the components every target has travel (food on apples and carcasses, loudness
-        on sounds, …). When the targets are one population's every row (the others empty, no
-        tag filter) the arrays are that population's own, not copies; otherwise they are
-        gathered into buffers the group keeps, so a step allocates nothing once warm.
-        """
-        # only what the group's behaviours declare they read from their targets travels
-        wanted = frozenset(c for slot in group.behaviors for c in slot.spec.target_components)
-        key = (tuple(group.targets), group.include_bits, group.exclude_bits, wanted)
-        if shared is not None:
-            found = shared.get(key)
-            if found is not None:
-                return found
-            found = shared[key] = self._gather_now(world, group, wanted)
-            return found
-        return self._gather_now(world, group, wanted)
-
-    def _gather_now(self, world: World, group: NeighborGroup, wanted: frozenset):
-        targets = [world.population(name) for name in group.targets]
-        key = (wanted, tuple((id(t), t.layout) for t in targets))
-        buf = group.gathered
-        if buf is None or buf.key != key:
-            common = wanted.intersection(*(t.component_names for t in targets))
-            fields = agent_tuple_type(common) if common else CoreAgents
-            buf = group.gathered = _Gathered(key, fields, targets)
-        picked = self._filter(targets, group) if group.include_bits or group.exclude_bits else None
-        if picked is None:  # every row of every target
-            total = buf.whole_total
-            if not buf.whole:
-                buf.fill_whole()
-            filled = [t for t, size in enumerate(buf.sizes) if size]
-            if len(filled) == 1:  # one population's rows: its own arrays, no copy
-                return (buf.fields(*(sources[filled[0]] for sources in buf.sources)),
-                        buf.species[:total], buf.rows[:total])
-            arrays = []
-            for sources, out in zip(buf.sources, buf.arrays):
-                out = out[:total]
-                np.concatenate(sources, out=out)
-                arrays.append(out)
-            return buf.fields(*arrays), buf.species[:total], buf.rows[:total]
-        buf.whole = False
-        total = sum(buf.sizes[t] if rows is None else rows.size for t, rows in enumerate(picked))
-        species_idx = buf.species[:total]
-        rows_out = buf.rows[:total]
-        at = 0
-        for t, rows in enumerate(picked):
-            size = buf.sizes[t] if rows is None else rows.size
-            species_idx[at:at + size] = t
-            rows_out[at:at + size] = buf.arange[:size] if rows is None else rows
-            at += size
-        arrays = []
-        for sources, out in zip(buf.sources, buf.arrays):
-            out = out[:total]
-            at = 0
-            for src, rows in zip(sources, picked):
-                if rows is None:
-                    out[at:at + src.shape[0]] = src
-                    at += src.shape[0]
-                elif rows.size:
-                    np.take(src, rows, axis=0, out=out[at:at + rows.size])
-                    at += rows.size
-            arrays.append(out)
-        return buf.fields(*arrays), species_idx, rows_out
-
-    @staticmethod
-    def _filter(targets, group: NeighborGroup):
-        """Each target's rows that pass the group's tag filters (None: every row), or None when
-        every row of every target passes (the usual case: a filter that drops nobody)."""
-        include = np.uint32(group.include_bits)
-        exclude = np.uint32(group.exclude_bits)
-        picked = []
-        dropped = False
-        for target in targets:
-            tags = target.tags
-            keep = (tags & include) != 0 if include else None
-            if exclude:
-                clear = (tags & exclude) == 0
-                keep = clear if keep is None else keep & clear
-            if keep.all():
-                picked.append(None)
-            else:
-                picked.append(np.flatnonzero(keep))
-                dropped = True
-        return picked if dropped else None
 
     # ------------------------------------------------------------------ inspection
     def inspect_row(self, world: World, uid: int) -> Optional[dict]:
