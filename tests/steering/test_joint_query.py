@@ -69,6 +69,8 @@ def test_a_joint_query_finds_each_species_the_table_and_desires_it_finds_alone(o
     for key, group in _groups(sim).items():
         other = _groups(alone)[key]
         n = sim.population(key[0]).n
+        # the group's table reads like a whole one (the inspector and the bench read n, k, rows)
+        assert (group.neighbors.n, len(group.neighbors), group.neighbors.k) == (n, n, group.query.k)
         np.testing.assert_array_equal(group.neighbors.count[:n], other.neighbors.count[:n])
         assert group.neighbors.count[:n].sum() > 0
         for r in range(n):

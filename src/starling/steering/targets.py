@@ -185,9 +185,11 @@ class JointQuery:
 
 
 class _TableRows:
-    """Rows ``start .. start + n`` of a neighbour table, read like a table of their own."""
+    """Rows ``start .. start + n`` of a neighbour table, read like a
+    :class:`~starling.steering.queries.neighbors.Neighbors` of their own (what a group's
+    ``neighbors`` is to the inspector and the bench)."""
 
-    __slots__ = ("index", "distance", "count", "overflow", "k")
+    __slots__ = ("index", "distance", "count", "overflow", "k", "n", "capacity")
 
     def __init__(self, table, start: int, n: int):
         stop = start + n
@@ -196,6 +198,10 @@ class _TableRows:
         self.count = table.count[start:stop]
         self.overflow = table.overflow[start:stop]
         self.k = table.k
+        self.n = self.capacity = n
+
+    def __len__(self) -> int:
+        return self.n
 
 
 def link_joint_queries(pipelines) -> None:
