@@ -209,3 +209,52 @@ def test_no_nan_ever_leaves_collide_and_slide():
         assert np.all(res.contacts >= 0) and np.all(res.contacts <= 3)
 
     check()
+
+
+def test_spheres_far_from_every_solid_move_exactly_as_collide_one_moves_them():
+    # the batched kernel skips collide_one for a sphere whose swept box misses every masked solid's
+    # bounds (a bird high in the air); collide_one itself, called sphere by sphere, is the oracle
+    from numba import njit
+
+    from starling.environment.casting import solids, stack_size
+    from starling.environment.collide import collide_one
+
+    @njit
+    def one_by_one(g, pos, vel, dt, radius, skin, mask):
+        geo = solids(g)
+        st_n = np.empty(2 * stack_size(g), np.int32)
+        st_t = np.empty(2 * stack_size(g))
+        out = np.empty((pos.shape[0], 7))
+        for k in range(pos.shape[0]):
+            px, py, pz, vx, vy, vz, c = collide_one(
+                geo, np.float64(pos[k, 0]), np.float64(pos[k, 1]), np.float64(pos[k, 2]), np.float64(vel[k, 0]),
+                np.float64(vel[k, 1]), np.float64(vel[k, 2]), dt, radius, skin, mask, st_n, st_t)
+            out[k, 0], out[k, 1], out[k, 2], out[k, 3], out[k, 4], out[k, 5], out[k, 6] = px, py, pz, vx, vy, vz, c
+        return out
+
+    env = Environment.from_config(pasture_config(size=64, resolution=33, obstacles=40, seed=4))
+    top = float(env.arrays.ter_f[6])
+    rng = np.random.default_rng(3)
+    n = 4000
+    pos = np.column_stack([rng.uniform(-40, 40, n), rng.uniform(top - 6, top + 12, n),
+                           rng.uniform(-40, 40, n)]).astype(np.float32)
+    vel = rng.normal(scale=5.0, size=(n, 3)).astype(np.float32)
+    vel[:50] = 0.0  # standing still
+    vel[50:100] = np.float32(1e-14)  # a move too short for collide_one to make
+    # right above the terrain's highest vertex, closer than radius + skin (collide_one pushes them
+    # out), or just beyond (free), or moving down onto it
+    a = env.arrays
+    j, i = np.unravel_index(np.argmax(a.ter_h), a.ter_h.shape)
+    pos[100:400, 0] = np.float32(a.ter_f[1] + i * a.ter_f[3])
+    pos[100:400, 2] = np.float32(a.ter_f[2] + j * a.ter_f[4])
+    pos[100:400, 1] = np.float32(top) + np.linspace(0.3, 0.33, 300, dtype=np.float32)
+    vel[100:200] = 0.0
+    vel[200:300] = np.float32([0.0, -0.05, 0.0])
+    for mask in (0xFFFFFFFF, 0, 1 << int(env.arrays.ter_f[7])):
+        for dt in (0.1, 0.0):
+            got = collide_and_slide(env, pos, vel, dt, 0.3, mask, SKIN, parallel=False)
+            want = one_by_one(env.arrays, pos, vel, dt, 0.3, SKIN, np.int64(mask))
+            np.testing.assert_array_equal(got.positions, want[:, :3].astype(np.float32))
+            np.testing.assert_array_equal(got.velocities, want[:, 3:6].astype(np.float32))
+            np.testing.assert_array_equal(got.contacts, want[:, 6].astype(np.int8))
+    assert (got.contacts == 0).sum() > n // 4  # many of them free, so the shortcut was taken
