@@ -240,3 +240,35 @@ def test_the_scene_describes_the_environment_in_the_viewer_protocol():
     tilted = next(o for o in model.obstacles if o.shape == "cylinder" and o.rotation_deg != (0.0, 0.0, 0.0))
     axis = Rotation.from_euler("XYZ", tilted.rotation_deg, degrees=True).apply([0.0, 1.0, 0.0])
     np.testing.assert_allclose(axis, np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0), atol=1e-6)
+
+
+def test_fliers_are_lifted_above_the_ground_and_those_above_its_highest_point_are_left_alone():
+    # the air medium's kernel skips the terrain lookup above the highest point plus the body radius
+    # (a bird over the meadow): positions and velocities must be what the rule gives everywhere
+    from starling.environment import Environment
+    from starling.environment.builders import pasture_config
+    from starling.environment.system import AIR, _keep_in_medium
+
+    env = Environment.from_config(pasture_config(size=64, resolution=33, obstacles=0, seed=5))
+    a = env.arrays
+    top = float(a.ter_f[6])
+    radius = 0.4
+    rng = np.random.default_rng(8)
+    n = 3000
+    xz = rng.uniform(-31, 31, (n, 2))
+    j, i = np.unravel_index(np.argmax(a.ter_h), a.ter_h.shape)
+    xz[:300] = [a.ter_f[1] + i * a.ter_f[3], a.ter_f[2] + j * a.ter_f[4]]  # over the highest vertex
+    y = np.concatenate([top + radius + np.linspace(-0.01, 0.01, 300), rng.uniform(top - 10, top + 5, n - 300)])
+    pos = np.column_stack([xz[:, 0], y, xz[:, 1]]).astype(np.float32)
+    vel = rng.normal(size=(n, 3)).astype(np.float32)
+    ground = env.height_at(xz[:, 0].astype(np.float32), xz[:, 1].astype(np.float32)).astype(np.float64)
+    below = pos[:, 1].astype(np.float64) < ground + radius
+    want_pos, want_vel = pos.copy(), vel.copy()
+    want_pos[below, 1] = (ground[below] + radius).astype(np.float32)
+    want_vel[below & (vel[:, 1] < 0), 1] = 0.0
+    held = np.zeros(1, np.int64)
+    _keep_in_medium(AIR, pos, vel, pos.copy(), radius, 0.0, a.ter_h, a.ter_f, a.w_f, a.w_i, a.w_poly, held)
+    assert below[:300].any() and not below[:300].all() and below[300:].any()
+    np.testing.assert_array_equal(pos, want_pos)
+    np.testing.assert_array_equal(vel, want_vel)
+    assert held[0] == 0

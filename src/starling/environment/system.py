@@ -215,10 +215,15 @@ def _keep_in_medium(medium, pos, vel, start, radius, offset, ter_h, tf, wf, wi, 
     """Hold every animal in its medium after collision resolution (see the module); ``held`` counts
     the animals put back where they started the step."""
     count = 0
+    # a flier this far above the terrain's highest point cannot be under the ground: its height
+    # there is not needed (the margin covers rounding in the surface's interpolation)
+    clear_above = tf[6] + radius + 1e-6 * (1.0 + abs(tf[6])) if tf[0] > 0.0 else -np.inf
     for i in range(pos.shape[0]):
         x = np.float64(pos[i, 0])
         y = np.float64(pos[i, 1])
         z = np.float64(pos[i, 2])
+        if medium != WATER and medium != GROUND and y > clear_above:
+            continue
         h = _terrain(ter_h, tf, x, z)
         back = False
         if medium == WATER:  # under the surface, over water deep enough for the body
