@@ -210,17 +210,11 @@ def _collide_into(geo, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, o
     # more careful; the result is collide_one's, bit for bit.
     if _clear_of_solids(geo, mask, px, py, pz, qx, qy, qz, (rad + skin) * 1.001 + 1e-3):
         mx, my, mz = qx - px, qy - py, qz - pz
-        if np.sqrt(mx * mx + my * my + mz * mz) <= 1e-12:
-            qx, qy, qz = px, py, pz  # collide_one stays where it is when the move is this short
-        out_p[k, 0] = qx
-        out_p[k, 1] = qy
-        out_p[k, 2] = qz
-        out_v[k, 0] = vx
-        out_v[k, 1] = vy
-        out_v[k, 2] = vz
-        out_c[k] = 0
-        return
-    px, py, pz, vx, vy, vz, c = collide_one(geo, px, py, pz, vx, vy, vz, dt, rad, skin, mask, st_n, st_t)
+        if np.sqrt(mx * mx + my * my + mz * mz) > 1e-12:  # (collide_one stays put for a shorter move)
+            px, py, pz = qx, qy, qz
+        c = 0
+    else:
+        px, py, pz, vx, vy, vz, c = collide_one(geo, px, py, pz, vx, vy, vz, dt, rad, skin, mask, st_n, st_t)
     out_p[k, 0] = px
     out_p[k, 1] = py
     out_p[k, 2] = pz
