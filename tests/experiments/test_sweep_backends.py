@@ -205,7 +205,10 @@ def _cmdline(pid: int) -> str:
 
 
 def test_a_killed_local_worker_is_respawned_and_every_run_completes(tmp_path):
-    sweep = check_sweep({**TINY, "steps": 400, "replicates": 3})
+    # runs long enough (about 0.2 s each) that when the first result arrives the other four are
+    # still to come: with 400 steps a quiet machine could finish every run before the kill, and
+    # then no worker needed replacing
+    sweep = check_sweep({**TINY, "steps": 4000, "replicates": 3})
     killed = []
 
     def kill_one(row):
