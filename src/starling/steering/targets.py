@@ -62,9 +62,9 @@ class Gathered:
 def gather(world: World, group, shared: Optional[dict] = None):
     """Concatenate the arrays of every target species' rows that pass the tag filters.
 
-    ``shared`` (see :meth:`~starling.steering.pipeline.SpeciesPipeline.compute`) holds this step's gathers by what they gathered; a
-    gather found there is returned as it is (its arrays are read, never written, by
-    the groups that use them).
+    ``shared`` (see :meth:`~starling.steering.pipeline.SpeciesPipeline.compute`) holds this
+    step's gathers by what they gathered; a gather found there is returned as it is (its
+    arrays are read, never written, by the groups that use them).
 
     Only the components every target has travel (food on apples and carcasses, loudness
     on sounds, …). When the targets are one population's every row (the others empty, no
@@ -82,8 +82,10 @@ def gather(world: World, group, shared: Optional[dict] = None):
         return found
     return _gather_now(world, group, wanted)
 
+
 def _gather_now(world: World, group, wanted: frozenset):
-    """Gather now (see :func:`gather`)."""
+    """:func:`gather` without the step's sharing: lay out the group's buffers for these target
+    layouts if they changed, then copy this step's fields."""
     targets = [world.population(name) for name in group.targets]
     key = (wanted, tuple((id(t), t.layout) for t in targets))
     buf = group.gathered
@@ -129,6 +131,7 @@ def _gather_now(world: World, group, wanted: frozenset):
                 at += rows.size
         arrays.append(out)
     return buf.fields(*arrays), species_idx, rows_out
+
 
 def _filter(targets, group):
     """Each target's rows that pass the group's tag filters (None: every row), or None when
