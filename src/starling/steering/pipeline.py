@@ -144,24 +144,23 @@ class NeighborGroup:
     target_rows: Optional[np.ndarray] = None
     target_uids: Optional[np.ndarray] = None
     gathered: Any = None  # targets.gather's reusable buffers (a group with several targets or tag filters)
-    target_type: Any = None  # the core arrays and the components its behaviours read from targets
     nobody: bool = False  # the last query found no neighbour for any animal
-    _with_self: Any = field(default=None, repr=False, compare=False)  # query_with_self's spec, made once
     # the query this group shares with the other species it flocks with (targets.link_joint_queries), or None
     joint: Any = field(default=None, repr=False, compare=False)
     # (rows, the view of them) for which ``neighbors`` was last cleared because its target was empty
     # (None: queried since, so the table holds neighbours)
     _cleared_for: Any = field(default=None, repr=False, compare=False)
+    # derived from the fields above when the group is made (see __post_init__)
+    target_components: frozenset = field(init=False, repr=False)  # what its behaviours read from targets
+    target_type: Any = field(init=False, repr=False)  # the core arrays and those components
+    gather_key: tuple = field(init=False, repr=False)  # what targets.gather gathers (a step shares equal ones)
+    query_with_self: Any = field(init=False, repr=False)  # the query with one neighbour more, to drop oneself
 
     def __post_init__(self):
-        self.target_type = agent_tuple_type({c for slot in self.behaviors for c in slot.spec.target_components})
-
-    def query_with_self(self):
-        """The query with one more neighbour: for targets that include the querying species,
-        whose own row is found too and then dropped."""
-        if self._with_self is None:
-            self._with_self = replace(self.query, k=self.query.k + 1)
-        return self._with_self
+        self.target_components = frozenset(c for slot in self.behaviors for c in slot.spec.target_components)
+        self.target_type = agent_tuple_type(self.target_components)
+        self.gather_key = (tuple(self.targets), self.include_bits, self.exclude_bits, self.target_components)
+        self.query_with_self = replace(self.query, k=self.query.k + 1)
 
 
 @dataclass
@@ -314,10 +313,10 @@ class SpeciesPipeline:
         """Fill ``desired[:n]`` from the step-start state of ``world``.
 
         ``gathered``: one dict shared by every species' steering in one step (the simulation
-        passes a new one each step), in which a group's gathered targets are kept for any later
-        group gathering the same targets with the same filters and fields: the meadow's two bird
-        species each see both, and the state they are gathered from does not change while
-        species steer.
+        passes a new one each step). It keeps what one species' groups gathered and what a
+        :class:`~starling.steering.targets.JointQuery` found, for the later species that ask
+        the same (the meadow's two bird species each see both); the state they come from does
+        not change while species steer. ``None`` shares nothing.
         """
         pop = world.population(self.name)
         n = pop.n
@@ -459,16 +458,15 @@ class SpeciesPipeline:
                 group.target_uids = target.uid.copy()
         else:
             others, species_idx, rows = gather(world, group, gathered)
-            includes_self = own in group.targets and group.joint is None
-            spec = group.query
-            if includes_self:  # one more, as the animal itself may be among them (dropped below)
-                spec = group.query_with_self()
-            if group.joint is not None:
+            includes_self = own in group.targets
+            if group.joint is not None:  # one query for every species it links; each skips itself
                 group.neighbors = group.joint.rows_of(own, world, others, box, gathered)
             else:
+                # one neighbour more when the animal itself is among the targets (dropped below)
+                spec = group.query_with_self if includes_self else group.query
                 group.neighbors = find_neighbors(pop.position, pop.forward, others.position, spec,
                                                  exclude_self=False, box=box, out=group.neighbors)
-            if includes_self:
+            if includes_self and group.joint is None:
                 own_idx = self.index_in_targets(world, group)
                 self_row = np.full(pop.n, -1, np.int64)
                 sel = species_idx == own_idx

@@ -62,7 +62,9 @@ class Gathered:
 def gather(world: World, group, shared: Optional[dict] = None):
     """Concatenate the arrays of every target species' rows that pass the tag filters.
 
-    ``shared`` (see :meth:`~starling.steering.pipeline.SpeciesPipeline.compute`) holds this
+    ``group`` is a pipeline's :class:`~starling.steering.pipeline.NeighborGroup`: its targets,
+    tag bits, ``target_components`` and ``gather_key`` say what to gather, and its ``gathered``
+    holds the buffers. ``shared`` (see :meth:`~starling.steering.pipeline.SpeciesPipeline.compute`) holds this
     step's gathers by what they gathered; a gather found there is returned as it is (its
     arrays are read, never written, by the groups that use them).
 
@@ -71,26 +73,23 @@ def gather(world: World, group, shared: Optional[dict] = None):
     tag filter) the arrays are that population's own, not copies; otherwise they are
     gathered into buffers the group keeps, so a step allocates nothing once warm.
     """
-    # only what the group's behaviours declare they read from their targets travels
-    wanted = frozenset(c for slot in group.behaviors for c in slot.spec.target_components)
-    key = (tuple(group.targets), group.include_bits, group.exclude_bits, wanted)
-    if shared is not None:
-        found = shared.get(key)
-        if found is not None:
-            return found
-        found = shared[key] = _gather_now(world, group, wanted)
-        return found
-    return _gather_now(world, group, wanted)
+    if shared is None:
+        return _gather_now(world, group)
+    found = shared.get(group.gather_key)
+    if found is None:
+        found = shared[group.gather_key] = _gather_now(world, group)
+    return found
 
 
-def _gather_now(world: World, group, wanted: frozenset):
+def _gather_now(world: World, group):
     """:func:`gather` without the step's sharing: lay out the group's buffers for these target
     layouts if they changed, then copy this step's fields."""
     targets = [world.population(name) for name in group.targets]
-    key = (wanted, tuple((id(t), t.layout) for t in targets))
+    key = tuple((id(t), t.layout) for t in targets)
     buf = group.gathered
     if buf is None or buf.key != key:
-        common = wanted.intersection(*(t.component_names for t in targets))
+        # only what the group's behaviours declare they read from their targets travels
+        common = group.target_components.intersection(*(t.component_names for t in targets))
         fields = agent_tuple_type(common) if common else CoreAgents
         buf = group.gathered = Gathered(key, fields, targets)
     picked = _filter(targets, group) if group.include_bits or group.exclude_bits else None
