@@ -163,37 +163,54 @@ def collide_one(geo, px, py, pz, vx, vy, vz, dt, radius, skin, mask, st_n, st_t)
 
 
 @_ijit
-def _clear_of_solids(geo, mask, px, py, pz, qx, qy, qz, reach):
-    """Whether the box around the segment ``p``–``q`` grown by ``reach`` misses every masked solid's
-    bounds: no masked plane (unbounded), above the masked terrain's highest point, outside the masked
-    bounding-volume roots. Then nothing is within reach of a sphere moving from ``p`` to ``q``."""
+def _masked_bounds(geo, mask):
+    """What bounds the solids of ``mask``, for :func:`_clear_of_solids` (once per batch, not per sphere):
+    ``(unbounded, terrain_top, prim_root, tri_root)``. ``unbounded``: a masked plane, which no box
+    bounds; ``terrain_top``: the masked terrain's highest point (-inf without one); ``prim_root`` and
+    ``tri_root``: whether the primitive and triangle bounding-volume roots hold masked solids."""
     pl_f, pl_i, ter_h, ter_cmin, ter_cmax, tf, prim_f, prim_i, pb_box, pb_node, tri_f, tri_i, tb_box, tb_node = geo
+    unbounded = False
     for p in range(pl_i.shape[0]):
         if (mask >> pl_i[p]) & 1:
-            return False
+            unbounded = True
+    terrain_top = tf[6] if tf[0] > 0.0 and (mask >> np.int64(tf[7])) & 1 else -np.inf
+    prim_root = pb_node.shape[0] > 0 and (pb_node[0, 2] & mask) != 0
+    tri_root = tb_node.shape[0] > 0 and (tb_node[0, 2] & mask) != 0
+    return unbounded, terrain_top, prim_root, tri_root
+
+
+@_ijit
+def _outside_root(box, lo_x, lo_y, lo_z, hi_x, hi_y, hi_z):
+    """Whether the box ``lo``–``hi`` misses a bounding-volume root ``box[0]``."""
+    return (hi_x < box[0, 0] or lo_x > box[0, 3] or hi_y < box[0, 1] or lo_y > box[0, 4]
+            or hi_z < box[0, 2] or lo_z > box[0, 5])
+
+
+@_ijit
+def _clear_of_solids(geo, bounds, px, py, pz, qx, qy, qz, reach):
+    """Whether the box around the segment ``p``–``q`` grown by ``reach`` misses every masked solid's
+    bounds (``bounds``: :func:`_masked_bounds`): no masked plane, above the masked terrain's highest
+    point, outside the masked bounding-volume roots. Then nothing is within reach of a sphere moving
+    from ``p`` to ``q``."""
+    unbounded, terrain_top, prim_root, tri_root = bounds
+    if unbounded:
+        return False
+    pl_f, pl_i, ter_h, ter_cmin, ter_cmax, tf, prim_f, prim_i, pb_box, pb_node, tri_f, tri_i, tb_box, tb_node = geo
     lo_x = min(px, qx) - reach
     lo_y = min(py, qy) - reach
     lo_z = min(pz, qz) - reach
     hi_x = max(px, qx) + reach
     hi_y = max(py, qy) + reach
     hi_z = max(pz, qz) + reach
-    if not math.isfinite(lo_x + lo_y + lo_z + hi_x + hi_y + hi_z):
+    if not math.isfinite(lo_x + lo_y + lo_z + hi_x + hi_y + hi_z) or not lo_y > terrain_top:
         return False
-    if tf[0] > 0.0 and (mask >> np.int64(tf[7])) & 1 and not lo_y > tf[6]:
+    if prim_root and not _outside_root(pb_box, lo_x, lo_y, lo_z, hi_x, hi_y, hi_z):
         return False
-    for which in range(2):
-        box = pb_box if which == 0 else tb_box
-        node = pb_node if which == 0 else tb_node
-        if node.shape[0] == 0 or (node[0, 2] & mask) == 0:
-            continue
-        if not (hi_x < box[0, 0] or lo_x > box[0, 3] or hi_y < box[0, 1] or lo_y > box[0, 4]
-                or hi_z < box[0, 2] or lo_z > box[0, 5]):
-            return False
-    return True
+    return not (tri_root and not _outside_root(tb_box, lo_x, lo_y, lo_z, hi_x, hi_y, hi_z))
 
 
 @_ijit  # small: inlined into the loop (one compilation less); collide_one is a call
-def _collide_into(geo, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c):
+def _collide_into(geo, bounds, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c):
     if active.shape[0] > 1 and not active[k]:
         for a in range(3):
             out_p[k, a] = pos[k, a]
@@ -208,7 +225,7 @@ def _collide_into(geo, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, o
     # and nothing to hit: its free move, written out here, skips its calls (which pass the whole
     # geometry: most of the cost for such a sphere). The margin on the reach only makes the test
     # more careful; the result is collide_one's, bit for bit.
-    if _clear_of_solids(geo, mask, px, py, pz, qx, qy, qz, (rad + skin) * 1.001 + 1e-3):
+    if _clear_of_solids(geo, bounds, px, py, pz, qx, qy, qz, (rad + skin) * 1.001 + 1e-3):
         mx, my, mz = qx - px, qy - py, qz - pz
         if np.sqrt(mx * mx + my * my + mz * mz) > 1e-12:  # (collide_one stays put for a shorter move)
             px, py, pz = qx, qy, qz
@@ -228,8 +245,9 @@ def _collide_into(geo, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, o
 def collide_range(g, lo, hi, pos, vel, dt, radii, skin, mask, active, st_n, st_t, out_p, out_v, out_c):
     """Collide and slide spheres ``lo .. hi - 1`` (the geometry is unpacked once per chunk)."""
     geo = solids(g)
+    bounds = _masked_bounds(geo, mask)
     for k in range(lo, hi):
-        _collide_into(geo, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c)
+        _collide_into(geo, bounds, pos, vel, dt, radii, skin, mask, active, k, st_n, st_t, out_p, out_v, out_c)
 
 
 @_pjit

@@ -222,7 +222,7 @@ def _keep_in_medium(medium, pos, vel, start, radius, offset, ter_h, tf, wf, wi, 
         x = np.float64(pos[i, 0])
         y = np.float64(pos[i, 1])
         z = np.float64(pos[i, 2])
-        if medium != WATER and medium != GROUND and y > clear_above:
+        if medium == AIR and y > clear_above:
             continue
         h = _terrain(ter_h, tf, x, z)
         back = False
