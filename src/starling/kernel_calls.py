@@ -4,8 +4,9 @@ Calling a compiled kernel from Python costs more than unboxing its arguments: Nu
 dispatcher first works out the Numba type of every argument, on every call, to pick the
 compiled version. For a plain contiguous array that is a table lookup (a read-only one
 takes a slower path, a few tenths of a microsecond); a named tuple costs microseconds
-(its class name and every field name are read and encoded again each time). A step hands named tuples of arrays (agent views,
-neighbour views, parameters, the environment's geometry) to about a hundred kernels: in
+(its class name and every field name are read and encoded again each time). A step
+hands named tuples of arrays (agent views, neighbour views, parameters, the
+environment's geometry) to about a hundred kernels: in
 the lagoon that typing was about a tenth of the step, the largest single cost outside
 the kernels (``docs/performance.md``).
 

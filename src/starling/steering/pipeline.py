@@ -31,7 +31,7 @@ from .per_animal import bind_draws
 from .random import stream_key
 from .queries.candidates import NO_WRAP
 from .queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors
-from .targets import CoreAgents, gather  # noqa: F401 - CoreAgents: the plain agents tuple, imported from here by tests
+from .targets import gather
 from .queries.pairs import PairGeometry
 from .queries.rays import Rays, generate_rays
 from .registry import BehaviorSpec, get_behavior, get_merger

@@ -35,8 +35,8 @@ class Gathered:
     def __init__(self, key, fields, targets):
         self.key = key
         self.fields = fields
-        self.capacity = capacity = max(sum(t.n for t in targets), 16)
         self.sizes = [t.n for t in targets]
+        capacity = max(sum(self.sizes), 16)
         self.species = np.zeros(capacity, np.int16)
         self.rows = np.zeros(capacity, np.int64)
         self.arange = np.arange(capacity, dtype=np.int64)

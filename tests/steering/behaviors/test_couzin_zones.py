@@ -15,7 +15,8 @@ import math
 import numpy as np
 import pytest
 
-from starling.steering.pipeline import CoreAgents, NeighborView
+from starling.steering.pipeline import NeighborView
+from starling.steering.targets import CoreAgents
 from starling.steering.queries.pairs import PairGeometry
 from starling.steering.random import normal, step_index
 from starling.steering.registry import get_behavior

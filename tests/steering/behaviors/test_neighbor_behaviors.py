@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from starling.steering.pipeline import CoreAgents, NeighborView
+from starling.steering.pipeline import NeighborView
+from starling.steering.targets import CoreAgents
 from starling.steering.queries.pairs import PairGeometry
 from starling.steering.registry import get_behavior
 from starling.steering.results import VelocityResults

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from starling.steering import registry
-from starling.steering.pipeline import CoreAgents, RayView
+from starling.steering.pipeline import RayView
+from starling.steering.targets import CoreAgents
 from starling.steering.results import VelocityResults
 
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from starling.steering.pipeline import CoreAgents, NeighborView, RayView
+from starling.steering.pipeline import NeighborView, RayView
+from starling.steering.targets import CoreAgents
 from starling.steering.queries.pairs import PairGeometry
 from starling.steering.queries.rays import RayQuerySpec, eight_way_index, eight_way_pattern
 from starling.steering.registry import get_behavior

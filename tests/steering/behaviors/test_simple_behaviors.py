@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from starling.steering.noise import perlin1d, uniform_noise
-from starling.steering.pipeline import CoreAgents
+from starling.steering.targets import CoreAgents
 from starling.steering.registry import get_behavior
 from starling.steering.results import VelocityResults
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from starling.steering.pipeline import CoreAgents, NeighborView
+from starling.steering.pipeline import NeighborView
+from starling.steering.targets import CoreAgents
 from starling.steering.queries.pairs import PairGeometry
 from starling.steering.random import normal, stream_key, uniform
 from starling.steering.registry import get_behavior
