@@ -171,13 +171,12 @@ class JointQuery:
 
     def rows_of(self, name: str, world: World, others, box, shared: Optional[dict]) -> "_TableRows":
         """Species ``name``'s rows of this step's table (``others``: the targets, gathered in order)."""
-        key = ("joint", id(self))
-        table = shared.get(key) if shared is not None else None
+        table = shared.get(self) if shared is not None else None  # asked already this step
         if table is None:
             self.neighbors = table = find_neighbors(others.position, others.forward, others.position, self.spec,
                                                     exclude_self=True, box=box, out=self.neighbors)
             if shared is not None:
-                shared[key] = table
+                shared[self] = table
         start = 0
         for target in self.targets:
             if target == name:
