@@ -237,14 +237,16 @@ class SpeciesPipeline:
         row = 0
         for g, gcfg in enumerate(species_cfg.groups):
             q = gcfg.query
-            # behaviours read the neighbours, never how many more were in reach: a knn query may
-            # stop early (the spec keeps all_in_radius queries exhaustive)
-            spec = NeighborQuerySpec(max_distance=q.max_distance, k=q.k, fov_deg=q.fov_deg,
-                                     mode=q.mode, method=q.method, early_stop=True)
             slots = []
             for b, params in enumerate(getattr(gcfg, "behaviors", [])):
                 slots.append(self._slot(params, row, q, f"species.{self.name}.groups.{g}.behaviors.{b}"))
                 row += 1
+            # behaviours read the neighbours, never how many more were in reach: a knn query may
+            # stop early (the spec keeps all_in_radius queries exhaustive); behaviours that only
+            # sum over their rows let a row that holds everyone stay unsorted
+            spec = NeighborQuerySpec(max_distance=q.max_distance, k=q.k, fov_deg=q.fov_deg,
+                                     mode=q.mode, method=q.method, early_stop=True,
+                                     any_order=bool(slots) and all(slot.spec.order_free for slot in slots))
             self.groups.append(NeighborGroup(
                 label=gcfg.label or f"group {g}",
                 query=spec,

@@ -40,6 +40,8 @@ class BehaviorSpec:
     target_components: tuple[str, ...] = ()  # read from its targets (neighbour behaviours)
     # an animal with no neighbours always gets "no opinion": a group that found nobody skips the kernel
     silent_alone: bool = False
+    # the result sums over the neighbours and never reads which is nearest: rows may come unsorted
+    order_free: bool = False
     _compiled: dict = field(default_factory=dict, compare=False, repr=False)
 
     def compiled(self, parallel: bool):
@@ -176,6 +178,7 @@ def behavior(
     target_components: tuple[str, ...] = (),
     result: str = "velocity",
     silent_alone: bool = False,
+    order_free: bool = False,
 ):
     """Register a behaviour kernel under ``name``.
 
@@ -208,6 +211,13 @@ def behavior(
     the pipeline then skips the kernel and clears its results instead — most groups
     aimed at rare targets are empty most steps. ``tests/steering/test_silent_alone.py``
     checks the claim for every registered behaviour that makes it.
+
+    ``order_free`` (neighbour behaviours): the result does not depend on the order of an
+    animal's neighbour row — the kernel sums over every neighbour and never reads the
+    nearest first. A group whose behaviours all say so queries with ``any_order``: a row of
+    fewer than k neighbours comes in the query's own order, unsorted, which saves the
+    ranking (Couzin's step 0.25 → 0.15 ms). ``tests/steering/queries/test_any_order.py``
+    checks the claim on the built-in scenes.
     """
     if kind not in KINDS:
         raise RegistryError(f"behaviour {name!r}: kind must be one of {KINDS}, not {kind!r}")
@@ -218,6 +228,8 @@ def behavior(
         raise RegistryError(f"behaviour {name!r}: only neighbour behaviours have targets to read components from")
     if silent_alone and kind != "neighbor":
         raise RegistryError(f"behaviour {name!r}: only neighbour behaviours can be silent alone")
+    if order_free and kind != "neighbor":
+        raise RegistryError(f"behaviour {name!r}: only neighbour behaviours read neighbour rows in an order")
 
     def register(kernel: Callable) -> Callable:
         _check_free("behaviour", name, _behaviors, kernel, "kernel")
@@ -226,7 +238,7 @@ def behavior(
             raise RegistryError("; ".join(problems))
         doc = (kernel.__doc__ or params.__doc__ or "").strip()
         _behaviors[name] = BehaviorSpec(name, kind, params, kernel, tuple(components), result, doc,
-                                        tuple(target_components), bool(silent_alone))
+                                        tuple(target_components), bool(silent_alone), bool(order_free))
         _version[0] += 1
         return kernel
 

@@ -71,6 +71,17 @@ def test_alone_it_keeps_its_heading_or_has_no_opinion_without_itself():
     assert out.direction_desire[0] == 0.0
 
 
+def test_a_neighbour_at_rest_counts_by_its_forward_and_one_without_a_heading_not_at_all():
+    # A at rest facing +z counts as (0, 0, 1); B has neither velocity nor forward: not seen
+    up = np.tile(np.array([0, 1, 0], np.float32), (2, 1))
+    others = CoreAgents(np.array([[0.5, 0, 0], [0, 0, 0.8]], np.float32), np.zeros((2, 3), np.float32),
+                        np.array([[0, 0, 1], [0, 0, 0]], np.float32), up, np.arange(2, dtype=np.int64))
+    out = run(ME, others, [[0, 1]], **VIEW)  # self (1, 0, 0) + A (0, 0, 1): 45°
+    np.testing.assert_allclose(out.direction[0], [math.sqrt(0.5), 0, math.sqrt(0.5)], atol=1e-6)
+    out = run(ME, others, [[1]], include_self=False, **VIEW)  # only B: nobody with a heading
+    assert out.direction_desire[0] == 0.0
+
+
 def test_cancelling_headings_fall_back_to_ones_own():
     # self +x and a neighbour −x sum to zero: the own heading stands in for the mean
     others = agents([[0.5, 0, 0]], [[-1, 0, 0]])

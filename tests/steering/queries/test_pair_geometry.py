@@ -63,3 +63,33 @@ def test_the_simd_kernel_equals_the_one_pass_reference_bit_for_bit(box, k):
     for got, want in zip(threaded, reference):
         valid = np.arange(k)[None, :] < count[:, None]
         assert np.array_equal(got[valid], want[valid])
+
+
+def test_rows_within_the_box_skip_the_fold_and_still_equal_the_reference_bit_for_bit():
+    """Near neighbours, as a query finds them: most rows cross no seam (the kernel then skips the
+    minimum image), some do, on every wrapping axis; plus targets at infinity and NaN."""
+    rng = np.random.default_rng(11)
+    n, k = 400, 12
+    side = np.float32(10.0)
+    position = (rng.random((n, 3)) * side).astype(np.float32)
+    position[:40] = (rng.random((40, 3)) * 0.3).astype(np.float32)  # in a corner: rows across seams
+    forward = (rng.random((n, 3)) - 0.5).astype(np.float32)
+    target = (position[rng.integers(0, n, n)] + rng.normal(scale=0.4, size=(n, 3))).astype(np.float32) % side
+    target[:40] = (side - rng.random((40, 3)) * 0.3).astype(np.float32)  # across the seams from the corner
+    target[397] = np.inf
+    target[398] = -np.inf
+    target[399] = np.nan
+    index = rng.integers(0, n, (n, k)).astype(np.int32)
+    index[:40] = rng.integers(0, 40, (40, k))
+    index[40:200] = np.argsort(rng.random((160, n)), axis=1)[:, :k]  # anywhere: across the box
+    index[200:] = rng.integers(40, 397, (200, k))
+    index[::9, -1] = rng.integers(397, 400, len(index[::9]))
+    count = np.full(n, k, np.int32)
+    count[::4] = rng.integers(0, k, len(count[::4]))
+    for box in [(side, side, side), (side, 0.0, side), (0.0, 0.0, 0.0)]:
+        args = (position, forward, target, index, count, np.array(box, np.float32))
+        fast = _run(_geometry_range, *args)
+        reference = _run(geometry_one_pass_range, *args)
+        for name, got, want in zip(("direction", "distance", "angle"), fast, reference):
+            bad = np.argwhere(~((got == want) | (np.isnan(got) & np.isnan(want))))
+            assert len(bad) == 0, (box, name, bad[:5], got[tuple(bad[0])], want[tuple(bad[0])])

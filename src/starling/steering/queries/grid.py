@@ -274,6 +274,7 @@ class GridIndex:
         *,
         exclude_self: bool = False,
         early_stop: bool = False,
+        any_order: bool = False,
     ) -> None:
         """Neighbours of every animal in ``self_position`` among the built targets.
 
@@ -289,6 +290,8 @@ class GridIndex:
         ``early_stop`` lets each query stop once its k nearest are certain, trying
         the k-th distance the output rows hold from the last call first (the rows
         are the same; ``out_overflow`` then counts only the candidates met).
+        ``any_order`` leaves a row of fewer than ``k`` neighbours in the order the
+        search met them (see ``grid_query._query_body``).
         """
         n = self_position.shape[0]
         if max_distance * (1.0 + _REACH_REL / 2) > self._reach:
@@ -333,7 +336,7 @@ class GridIndex:
         kernel(
             spos, sfwd, sorder, direct, self.positions, self.order, self.start,
             self.geom, self.idim, self._box, r2, self._reach, cos_limit, sees_all, exclude, k, bool(early_stop),
-            rows[0], rows[1], rows[2], rows[3], self.scratch_slot, self.scratch_dist,
+            bool(any_order), rows[0], rows[1], rows[2], rows[3], self.scratch_slot, self.scratch_dist,
             self.scratch_runs,
         )
         if not direct:

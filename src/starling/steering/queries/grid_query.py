@@ -77,7 +77,7 @@ _EXCLUDE_INDEX = 2  # same population in another array: skip by original index
 
 def _query_body(
     spos, sfwd, sorder, direct, tpos, torder, start, geom, idim, box, r2, rp,
-    cos_limit, sees_all, exclude, k, early, out_index, out_distance, out_count, out_overflow,
+    cos_limit, sees_all, exclude, k, early, any_order, out_index, out_distance, out_count, out_overflow,
     scratch_slot, scratch_dist, scratch_runs,
 ):
     """Neighbours of the cell-ordered animals ``spos`` / ``sfwd`` ((n, 3) float32).
@@ -111,6 +111,11 @@ def _query_body(
     within ``r2`` too, and the row is kept, with ``overflow`` counting only the
     candidates met. In a murmuration, where a bird's 7 nearest lie within half
     its radius, this visits a quarter of the cells.
+
+    With ``any_order`` (the caller only sums over each row) a full search that meets
+    fewer than ``k`` candidates writes them in the order it met them (cell order),
+    without phase 3's ranking. A row that is not full never seeds an early first try,
+    so the ``early`` hint is always read from a sorted row.
     """
     n = spos.shape[0]
     cap = scratch_slot.shape[1]
@@ -331,7 +336,13 @@ def _query_body(
                 kept += j != excl
             nc = kept
             total += kept
-            if not flushed and (nc <= _RANK_MAX or (nc <= _RANK_KEPT_MAX and 2 * k >= nc)):
+            if any_order and attempt == 1 and not flushed and nc < k:
+                # everyone fits, and nobody reads their order: the row is the buffer
+                for a in range(nc):
+                    out_distance[row, a] = scratch_dist[tid, a]
+                    out_index[row, a] = scratch_slot[tid, a]
+                count = nc
+            elif not flushed and (nc <= _RANK_MAX or (nc <= _RANK_KEPT_MAX and 2 * k >= nc)):
                 for a in range(nc):
                     da = scratch_dist[tid, a]
                     ja = scratch_slot[tid, a]

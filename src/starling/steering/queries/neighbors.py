@@ -99,6 +99,11 @@ class NeighborQuerySpec:
     animals the search met (a lower bound). A simulation's knn groups set it; the default
     keeps ``overflow`` exact, and so does ``all_in_radius`` mode, whose ``overflow`` says the
     cap was too small (the spec clears the flag there, so no method has to check the mode).
+    ``any_order``: the caller only sums over each row, so a row that holds every candidate
+    (no overflow) need not be sorted: a method may leave it in its own deterministic order
+    (the all-pairs kernel: target index order) and skip the ranking. The set of neighbours
+    is the same; a row that overflows still keeps the k nearest, nearest first. A simulation
+    sets it for a group whose every behaviour declares ``order_free``.
     """
 
     max_distance: float
@@ -107,6 +112,7 @@ class NeighborQuerySpec:
     mode: str = "knn"
     method: str = "grid"
     early_stop: bool = False
+    any_order: bool = False
 
     def __post_init__(self) -> None:
         try:
@@ -132,6 +138,7 @@ class NeighborQuerySpec:
         object.__setattr__(self, "k", int(self.k))
         object.__setattr__(self, "fov_deg", fov)
         object.__setattr__(self, "early_stop", bool(self.early_stop) and self.mode == "knn")
+        object.__setattr__(self, "any_order", bool(self.any_order))
 
 
 class Neighbors:
@@ -141,7 +148,8 @@ class Neighbors:
     call that reuses it):
 
     * ``index``: (n, k) int32, indices into the *target* arrays, sorted by
-      distance then index, ``-1`` after the last neighbour;
+      distance then index (unless the spec's ``any_order`` let a row that holds
+      every candidate stay in the method's order), ``-1`` after the last neighbour;
     * ``distance``: (n, k) float32, the matching distances, ``+inf`` padded;
     * ``count``: (n,) int32, valid entries per row;
     * ``overflow``: (n,) int32, how many more animals passed the radius and
@@ -378,7 +386,7 @@ def _grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
     forwards = sfwd if tpos is spos else None
     grid.build(tpos, spec.max_distance, box32, self_position=spos, target_forward=forwards)
     grid.query(spos, sfwd, spec.max_distance, spec.fov_deg, spec.k, out.index, out.distance, out.count,
-               out.overflow, exclude_self=exclude_self, early_stop=spec.early_stop)
+               out.overflow, exclude_self=exclude_self, early_stop=spec.early_stop, any_order=spec.any_order)
 
 
 @registry.neighbor_query("kdtree")
@@ -407,4 +415,4 @@ def _all_pairs_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
     small.reserve(tpos.shape[0])
     r2, cos_limit, sees_all = query_thresholds(spec.max_distance, spec.fov_deg)
     query_small(spos, sfwd, tpos, NO_WRAP if box32 is None else box32, r2, cos_limit, sees_all, exclude_self,
-                spec.k, out.index, out.distance, out.count, out.overflow, *small.arrays())
+                spec.k, spec.any_order, out.index, out.distance, out.count, out.overflow, *small.arrays())

@@ -6,10 +6,12 @@ that direction (the inputs of the observability o(d, α), seed 000, 6.4.4). Comp
 them once per group instead of once per behaviour is PySPH's precomputed-symbols idea:
 with three flocking behaviours it halves the per-pair work.
 
-The kernel works in float32 and in two passes per animal: a gather of the neighbours'
-minimum-image offsets into three contiguous scratch rows, then the arithmetic over those
-rows, written without data-dependent branches so LLVM turns it into SIMD (3–4× faster
-than one scalar pass over the strided ``(k, 3)`` rows). It is compiled without
+The kernel works in float32 and in passes per animal: a gather of the neighbours' plain
+offsets into three contiguous scratch rows, their minimum image only for a row that
+crosses a periodic seam (a vectorised test finds those: the fold inside the scalar
+gather was half the kernel), then the arithmetic over those rows, written without
+data-dependent branches so LLVM turns it into SIMD (3–4× faster than one scalar pass
+over the strided ``(k, 3)`` rows). It is compiled without
 ``fastmath``: a vector lane and the scalar remainder give bit-identical results, so a
 pair's geometry does not depend on where it falls in its row.
 """
@@ -95,14 +97,34 @@ def _geometry_range(lo, hi, position, forward, target, index, count, box, direct
     sd = np.empty(k, np.float32)
     sa = np.empty(k, np.float32)
     b0, b1, b2, i0, i1, i2 = _sides_and_inverses(box)
+    half = _F(0.5)
     for i in range(lo, hi):
         px, py, pz, fx, fy, fz, facing = _animal(position, forward, i)
         c = count[i]
-        for q in range(c):  # gather: minimum-image offsets into contiguous rows
+        for q in range(c):  # gather: plain offsets into contiguous rows
             j = index[i, q]
-            sx[q] = _minimum_image(target[j, 0] - px, b0, i0)
-            sy[q] = _minimum_image(target[j, 1] - py, b1, i1)
-            sz[q] = _minimum_image(target[j, 2] - pz, b2, i2)
+            sx[q] = target[j, 0] - px
+            sy[q] = target[j, 1] - py
+            sz[q] = target[j, 2] - pz
+        # An offset is its own minimum image when the fold's floor(d / side + 1/2) is 0,
+        # so a row that never leaves [0, 1) there (no neighbour across a seam: nearly every
+        # row; every row of a world that does not wrap, where the term is 1/2) skips the
+        # fold; the test reads the contiguous rows and vectorises, where the fold inside
+        # the gather ran scalar. Folded or not, the offsets are the same bits (an infinite
+        # offset fails the test and folds to NaN, as it always did).
+        across = False
+        for q in range(c):
+            tx = sx[q] * i0 + half
+            ty = sy[q] * i1 + half
+            tz = sz[q] * i2 + half
+            inside = ((tx >= _F(0.0)) & (tx < _F(1.0)) & (ty >= _F(0.0)) & (ty < _F(1.0))
+                      & (tz >= _F(0.0)) & (tz < _F(1.0)))
+            across |= not inside  # (a NaN is not inside: folded as before)
+        if across:
+            for q in range(c):
+                sx[q] = _minimum_image(sx[q], b0, i0)
+                sy[q] = _minimum_image(sy[q], b1, i1)
+                sz[q] = _minimum_image(sz[q], b2, i2)
         for q in range(c):  # arithmetic over contiguous rows (vectorised)
             sd[q], sx[q], sy[q], sz[q], sa[q] = _pair(sx[q], sy[q], sz[q], fx, fy, fz, facing)
         # write back by element: a row view (distance[i]) would cost two reference-count

@@ -56,7 +56,7 @@ def _unit(x, y, z):
     return x / n, y / n, z / n, n
 
 
-@behavior("couzin_zones", kind="neighbor", params=CouzinZonesParams)
+@behavior("couzin_zones", kind="neighbor", params=CouzinZonesParams, order_free=True)  # sums over each zone
 def couzin_zones(agents, others, neighbors, p, time, dt, out):
     """Couzin et al. 2002's desired direction (eq. 1–3), turned by Gaussian noise."""
     count = neighbors.count

@@ -63,7 +63,7 @@ class VicsekAlignmentParams(NeighborBehaviorParams):
         "weight_direction", "max_distance", "fov_deg", "include_self", "eta", "sigma", "planar")
 
 
-@behavior("vicsek_alignment", kind="neighbor", params=VicsekAlignmentParams)
+@behavior("vicsek_alignment", kind="neighbor", params=VicsekAlignmentParams, order_free=True)  # a plain sum
 def vicsek_alignment(agents, others, neighbors, p, time, dt, out):
     """dir = Σ_j ĥ_j normalised (j within r, and the animal itself), turned by noise; des = w (Vicsek 1995)."""
     count = neighbors.count
