@@ -60,6 +60,13 @@ def pair_box(box) -> np.ndarray:
     return NO_WRAP if box is None else np.asarray(box, np.float32)
 
 
+def _record_one_target(group: NeighborGroup, target) -> None:
+    """Keep, for inspection between steps, whom a group of one whole target population looked at."""
+    group.target_species = None
+    group.target_rows = None
+    group.target_uids = target.uid.copy()
+
+
 #: skip the kernels of behaviours that are silent alone when their group found nobody (tests turn it off
 #: to run every kernel and compare)
 SKIP_SILENT = True
@@ -155,12 +162,14 @@ class NeighborGroup:
     target_type: Any = field(init=False, repr=False)  # the core arrays and those components
     gather_key: tuple = field(init=False, repr=False)  # what targets.gather gathers (a step shares equal ones)
     query_with_self: Any = field(init=False, repr=False)  # the query with one neighbour more, to drop oneself
+    one_target: bool = field(init=False, repr=False)  # one population, unfiltered: read in place, never gathered
 
     def __post_init__(self):
         self.target_components = frozenset(c for slot in self.behaviors for c in slot.spec.target_components)
         self.target_type = agent_tuple_type(self.target_components)
         self.gather_key = (tuple(self.targets), self.include_bits, self.exclude_bits, self.target_components)
         self.query_with_self = replace(self.query, k=self.query.k + 1)
+        self.one_target = len(self.targets) == 1 and self.include_bits == 0 and self.exclude_bits == 0
 
 
 @dataclass
@@ -442,12 +451,11 @@ class SpeciesPipeline:
                gathered: Optional[dict] = None):
         """Query ``group``'s neighbours and their pair geometry (``box32``: :func:`pair_box` of ``box``)."""
         own = self.name
-        simple = len(group.targets) == 1 and group.include_bits == 0 and group.exclude_bits == 0
-        if simple and world.population(group.targets[0]).n == 0:
-            return self._nobody_there(world, pop, group, record)
-        group._cleared_for = None
-        if simple:
+        if group.one_target:
             target = world.population(group.targets[0])
+            if target.n == 0:
+                return self._nobody_there(pop, group, target, record)
+            group._cleared_for = None
             # the core arrays and the components the group's behaviours declare, nothing more
             others = target.view(group.target_type)
             group.neighbors = find_neighbors(
@@ -455,9 +463,7 @@ class SpeciesPipeline:
                 exclude_self=(group.targets[0] == own), box=box, out=group.neighbors,
             )
             if record:
-                group.target_species = None
-                group.target_rows = None
-                group.target_uids = target.uid.copy()
+                _record_one_target(group, target)
         else:
             others, species_idx, rows = gather(world, group, gathered)
             includes_self = own in group.targets
@@ -494,12 +500,12 @@ class SpeciesPipeline:
                 pop.position, pop.forward, others.position, index, count, box32, parallel=n >= PARALLEL_THRESHOLD)
         return others, NeighborView(index, count, distance, angle, direction)
 
-    def _nobody_there(self, world: World, pop, group: NeighborGroup, record: bool):
-        """What :meth:`_query` returns when the group's one target population is empty (no sound
-        made, no carcass left): the cleared table, cleared once rather than every step, and no query."""
+    def _nobody_there(self, pop, group: NeighborGroup, target, record: bool):
+        """What :meth:`_query` returns when the group's one target population (``target``) is empty
+        (no sound made, no carcass left): the cleared table, cleared once rather than every step,
+        and no query."""
         n = pop.n
         k = group.query.k
-        target = world.population(group.targets[0])
         if group.neighbors is None:
             group.neighbors = Neighbors(n, k)
         nb = group.neighbors
@@ -511,9 +517,7 @@ class SpeciesPipeline:
             direction, distance, angle = group.geometry.buffers(n, k)
             group._cleared_for = (n, NeighborView(nb.index[:n, :k], nb.count[:n], distance, angle, direction))
         if record:
-            group.target_species = None
-            group.target_rows = None
-            group.target_uids = target.uid.copy()
+            _record_one_target(group, target)
         group.nobody = True
         return target.view(group.target_type), group._cleared_for[1]
 

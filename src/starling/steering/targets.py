@@ -36,27 +36,31 @@ class Gathered:
         self.key = key
         self.fields = fields
         self.sizes = [t.n for t in targets]
-        capacity = max(sum(self.sizes), 16)
+        self.whole_total = sum(self.sizes)
+        capacity = max(self.whole_total, 16)
         self.species = np.zeros(capacity, np.int16)
         self.rows = np.zeros(capacity, np.int64)
         self.arange = np.arange(capacity, dtype=np.int64)
         self.sources = [[getattr(t, f) for t in targets] for f in fields._fields]
         self.arrays = [np.zeros((capacity,) + like[0].shape[1:], like[0].dtype) for like in self.sources]
         self.whole = False  # species and rows hold the unfiltered order of every target's rows
-        self.whole_total = sum(self.sizes)
 
     def __getstate__(self) -> dict:
         # the sources are views of the populations' buffers, which a copy or a pickle would not
         # look at, and the key names objects by identity: both are made again on first use
         return {**self.__dict__, "key": None, "sources": [], "whole": False}
 
-    def fill_whole(self) -> None:
+    def index(self, picked) -> int:
+        """Write each gathered target's species and row for ``picked`` (per target, its rows or
+        None for every row); returns how many targets that gathers."""
         at = 0
-        for t, size in enumerate(self.sizes):
+        for t, rows in enumerate(picked):
+            size = self.sizes[t] if rows is None else rows.size
             self.species[at:at + size] = t
-            self.rows[at:at + size] = self.arange[:size]
+            self.rows[at:at + size] = self.arange[:size] if rows is None else rows
             at += size
-        self.whole = True
+        self.whole = all(rows is None for rows in picked)
+        return at
 
 
 def gather(world: World, group, shared: Optional[dict] = None):
@@ -96,7 +100,7 @@ def _gather_now(world: World, group):
     if picked is None:  # every row of every target
         total = buf.whole_total
         if not buf.whole:
-            buf.fill_whole()
+            buf.index([None] * len(buf.sizes))
         filled = [t for t, size in enumerate(buf.sizes) if size]
         if len(filled) == 1:  # one population's rows: its own arrays, no copy
             return (buf.fields(*(sources[filled[0]] for sources in buf.sources)),
@@ -107,16 +111,9 @@ def _gather_now(world: World, group):
             np.concatenate(sources, out=out)
             arrays.append(out)
         return buf.fields(*arrays), buf.species[:total], buf.rows[:total]
-    buf.whole = False
-    total = sum(buf.sizes[t] if rows is None else rows.size for t, rows in enumerate(picked))
+    total = buf.index(picked)
     species_idx = buf.species[:total]
     rows_out = buf.rows[:total]
-    at = 0
-    for t, rows in enumerate(picked):
-        size = buf.sizes[t] if rows is None else rows.size
-        species_idx[at:at + size] = t
-        rows_out[at:at + size] = buf.arange[:size] if rows is None else rows
-        at += size
     arrays = []
     for sources, out in zip(buf.sources, buf.arrays):
         out = out[:total]

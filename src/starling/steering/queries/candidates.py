@@ -196,6 +196,17 @@ def _sort_into_row(out_index, out_distance, row, k, scratch_dist, scratch_slot, 
 
 
 @njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
+def _close_row(out_index, out_distance, out_count, out_overflow, row, count, overflow, k):
+    """Finish ``row`` of a table whose first ``count`` entries are written: pad the rest with
+    ``-1`` / ``inf`` and set its count and overflow (every query kernel ends a row so)."""
+    for c in range(count, k):
+        out_index[row, c] = -1
+        out_distance[row, c] = np.inf
+    out_count[row] = count
+    out_overflow[row] = overflow
+
+
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
 def _insert_row(out_index, out_distance, row, count, k, dist, j):
     """Insert candidate ``(dist, j)`` into the sorted top-k ``row``; returns the new count.
 

@@ -47,7 +47,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .candidates import _fov_threshold, _insert_row, _pair_test, _serial_and_parallel, _sort_into_row, _wrap
+from .candidates import _close_row, _fov_threshold, _insert_row, _pair_test, _serial_and_parallel, _sort_into_row, _wrap
 from .grid_plan import _MODE_HASH, _REACH_REL, _axis_range, _gap, _hash_bucket, _wrap_cell
 
 # Candidates found by a query are buffered per thread; up to _RANK_MAX are
@@ -365,11 +365,7 @@ def _query_body(
             # (d2 > rq2) is at least that far, so it cannot tie with the k-th either
             if attempt == 0 and count == k and out_distance[row, k - 1] < np.float32(math.sqrt(rq2)):
                 break  # the k nearest are certain: ``overflow`` counts only what this try met
-        for c in range(count, k):
-            out_index[row, c] = -1
-            out_distance[row, c] = np.inf
-        out_count[row] = count
-        out_overflow[row] = total - count
+        _close_row(out_index, out_distance, out_count, out_overflow, row, count, total - count, k)
 
 
 _query_serial, _query_parallel = _serial_and_parallel(_query_body, "_query")

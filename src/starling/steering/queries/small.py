@@ -35,7 +35,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .candidates import _insert_row, _pair_test, _wrap
+from .candidates import _close_row, _insert_row, _pair_test, _wrap
 
 #: queries with at most this many (animal, target) pairs are answered by the all-pairs kernel
 SMALL_MAX_PAIRS = 1 << 16
@@ -103,11 +103,7 @@ def query_small(spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
                 for c in range(taken):
                     out_index[i, c] = packed_index[c]
                     out_distance[i, c] = packed_distance[c]
-                for c in range(taken, k):
-                    out_index[i, c] = -1
-                    out_distance[i, c] = np.inf
-                out_count[i] = taken
-                out_overflow[i] = 0
+                _close_row(out_index, out_distance, out_count, out_overflow, i, taken, 0, k)
                 continue
         # Last call's row first: animals move little in a step, so it is nearly in order now
         # and each insertion shifts an entry or two (a school of 100 all in reach would shift
@@ -138,11 +134,7 @@ def query_small(spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
             if count == k and (d > out_distance[i, k - 1] or (d == out_distance[i, k - 1] and j > out_index[i, k - 1])):
                 continue  # cannot enter the full row: what _insert_row would decide, without the call
             count = _insert_row(out_index, out_distance, i, count, k, d, j)
-        for c in range(count, k):
-            out_index[i, c] = -1
-            out_distance[i, c] = np.inf
-        out_count[i] = count
-        out_overflow[i] = total - count
+        _close_row(out_index, out_distance, out_count, out_overflow, i, count, total - count, k)
 
 
 class SmallScratch:
