@@ -53,6 +53,7 @@ demo: setup
 
 test: setup system-deps
 	$(BIN)/lint-imports
+	@if [ -f web/package.json ]; then cd web && npm test --silent; fi
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 test-fast: setup

@@ -18,6 +18,7 @@ import { EntityView } from "./render/entities";
 import { AutoFraming, type Framed } from "./render/framing";
 import { SelectionOverlay } from "./render/debug";
 import { EnvironmentView } from "./render/environment";
+import { DynamicResolution } from "./render/resolution";
 import { Screen } from "./render/screen";
 import { World } from "./render/world";
 import { Charts } from "./ui/charts";
@@ -59,6 +60,8 @@ export class App {
   framesApplied = 0;
   /** Draws since the page loaded (tests wait for fresh draws instead of sleeping). */
   framesRendered = 0;
+  /** Software rasterisers only: the drawing buffer's scale follows the frame rate. */
+  private resolution: DynamicResolution | null = null;
   renderFps = 0;
   framesPerS = 0;
   decodeMs = 0;
@@ -87,6 +90,7 @@ export class App {
 
   constructor(canvas: HTMLCanvasElement) {
     this.world = new World(canvas);
+    if (this.world.software) this.resolution = new DynamicResolution();
     this.env = new EnvironmentView(this.world.lightUniforms, this.world.sunWorld, this.world.skyTop, this.world.software);
     this.world.scene.add(this.env.group);
     this.entities = new EntityView(this.world.lightUniforms);
@@ -213,7 +217,7 @@ export class App {
       this.world.scene.remove(layer.mesh);
       layer.dispose();
     }
-    this.layers = scene.species.map((info) => new SpeciesLayer(info, this.world.lightUniforms));
+    this.layers = scene.species.map((info) => new SpeciesLayer(info, this.world.lightUniforms, { alwaysLite: this.world.software }));
     for (const layer of this.layers) this.world.scene.add(layer.mesh);
     const env = scene.environment;
     this.world.setBounds(scene.world.bounds_min, scene.world.bounds_max, !!env?.terrain);
@@ -442,8 +446,11 @@ export class App {
 
   private tick(): void {
     const now = performance.now();
-    const dt = Math.min((now - this.lastTick) / 1000, 0.1);
+    const gap = (now - this.lastTick) / 1000;
+    const dt = Math.min(gap, 0.1);
     this.lastTick = now;
+    const scale = this.resolution?.frame(gap) ?? null;
+    if (scale !== null) this.world.setRenderScale(scale);
     if (this.pendingFrame) {
       const buffer = this.pendingFrame;
       this.pendingFrame = null;

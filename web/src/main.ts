@@ -25,6 +25,8 @@ export interface StarlingHook {
     /** Draws since the page loaded: wait for a fresh one instead of sleeping. */
     framesRendered: number;
     renderFps: number;
+    /** Drawing-buffer scale per side (below 1 when a software rasteriser cannot hold 30 fps at full size). */
+    renderScale: number;
     framesPerS: number;
     stepsPerS: number | null;
     decodeMs: number;
@@ -84,6 +86,7 @@ const hook: StarlingHook = {
     framesApplied: app.framesApplied,
     framesRendered: app.framesRendered,
     renderFps: app.renderFps,
+    renderScale: app.world.renderScale,
     framesPerS: app.framesPerS,
     stepsPerS: app.status ? app.status.steps_per_s : null,
     decodeMs: app.decodeMs,

@@ -4,13 +4,7 @@ import { parseFrame } from "../src/protocol/frame";
 import { LITE_ON, SpeciesLayer } from "../src/render/animals";
 import { buildModel, MODEL_KINDS, Motion } from "../src/render/models";
 import { encodeFrame, type AnimalSet } from "./encode";
-
-const lights = () => ({
-  uSunView: { value: new THREE.Vector3() }, uUpView: { value: new THREE.Vector3() },
-  uSunColor: { value: new THREE.Color() }, uSkyColor: { value: new THREE.Color() },
-  uGroundColor: { value: new THREE.Color() }, uFogColor: { value: new THREE.Color() },
-  uFogNear: { value: 1 }, uFogFar: { value: 2 },
-});
+import { lights } from "./lights";
 
 /** One animal per entry: position and yaw (radians about +y; yaw 0 faces +z). */
 function herd(entries: { uid: number; p: [number, number, number]; yaw: number; speed?: number }[]): AnimalSet {

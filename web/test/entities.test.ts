@@ -9,6 +9,7 @@ import { frameGroup } from "../src/render/cameras";
 import { carcassColor, EntityView, soundFade } from "../src/render/entities";
 import { classifyObstacles, EnvironmentView, obstacleColor, terrainColor } from "../src/render/environment";
 import { encodeFrame, type AnimalSet } from "./encode";
+import { lights } from "./lights";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -17,14 +18,6 @@ function loadFixture(): { buffer: ArrayBuffer; expected: any } {
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   return { buffer, expected: JSON.parse(readFileSync(fixture("frame_entities_v1.json"), "utf8")) };
 }
-
-const lights = () => ({
-  uSunView: { value: new THREE.Vector3() }, uUpView: { value: new THREE.Vector3() },
-  uSunColor: { value: new THREE.Color() }, uSkyColor: { value: new THREE.Color() },
-  uGroundColor: { value: new THREE.Color() }, uFogColor: { value: new THREE.Color() },
-  uFogNear: { value: 1 }, uFogFar: { value: 2 },
-  uWaterOn: { value: 0 }, uWaterLevel: { value: 0 }, uWaterColor: { value: new THREE.Color() }, uWaterRect: { value: new THREE.Vector4() },
-});
 
 function one(p: [number, number, number], q: [number, number, number, number], speed: number, uid: number): AnimalSet {
   return { positions: Float32Array.from(p), quaternions: Float32Array.from(q), speeds: Float32Array.from([speed]), uids: Uint32Array.from([uid]) };

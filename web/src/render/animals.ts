@@ -29,6 +29,12 @@ export interface LayerOptions {
    * streamed for them instead of sinking into it. Used for carcasses.
    */
   lying?: boolean;
+  /**
+   * Always draw the lite model (a handful of triangles per animal). Set on software
+   * rasterisers, where every triangle of every animal costs the CPU that steps the
+   * simulation: the full bird is 110 triangles, its lite dart 4.
+   */
+  alwaysLite?: boolean;
 }
 
 const ROLL = Math.SQRT1_2; // sin and cos of 45°: the quaternion of a quarter turn about +Z
@@ -56,10 +62,13 @@ export class SpeciesLayer {
   private histSeen = new Uint8Array(0);
 
   readonly lying: boolean;
+  private readonly alwaysLite: boolean;
 
   constructor(readonly info: SpeciesInfo, lightUniforms: Record<string, THREE.IUniform>, options: LayerOptions = {}) {
     this.lying = !!options.lying;
-    this.model = buildModel(info.model, false);
+    this.alwaysLite = !!options.alwaysLite;
+    this.lite = this.alwaysLite;
+    this.model = buildModel(info.model, this.lite);
     this.material = new THREE.ShaderMaterial({
       vertexShader: animalVertex,
       fragmentShader: animalFragment,
@@ -164,7 +173,7 @@ export class SpeciesLayer {
     if (!this.lite && n > LITE_ON) {
       this.lite = true;
       this.setBaseGeometry(buildModel(this.info.model, true));
-    } else if (this.lite && n < LITE_OFF) {
+    } else if (this.lite && !this.alwaysLite && n < LITE_OFF) {
       this.lite = false;
       this.setBaseGeometry(buildModel(this.info.model, false));
     }

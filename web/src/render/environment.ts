@@ -18,6 +18,7 @@
 import * as THREE from "three";
 import type { Environment, Heightfield, Obstacle, TriangleMesh, Water, Wave } from "../protocol/messages";
 import { MAX_WAVES, waterFragment, waterVertex } from "./shaders";
+import { bakeLambert } from "./world";
 
 /** Deterministic pseudo-random numbers so the same water looks the same on every load. */
 function mulberry32(seed: number): () => number {
@@ -158,6 +159,45 @@ export function terrainColor(out: THREE.Color, x: number, y: number, z: number, 
   return out;
 }
 
+/** Samples per side of the terrain drawn on a software rasteriser (the meadow's 201 → 101). */
+export const TERRAIN_LITE_SAMPLES = 101;
+
+/**
+ * Keep every `stride`-th sample of a heightfield (and always its last row and column, so
+ * the drawn terrain still spans the whole rectangle), with the stride chosen so that no
+ * side has more than `maxSamples` samples. Heights are kept, not averaged, so every kept
+ * vertex sits exactly on the simulation's ground.
+ */
+export function coarsenHeightfield(t: Heightfield, maxSamples: number): DrawnHeightfield {
+  const [nx, nz] = t.resolution;
+  const stride = Math.max(1, Math.ceil((Math.max(nx, nz) - 1) / Math.max(maxSamples - 1, 1)));
+  if (stride === 1) return { ...t, columns: evenly(nx, t.size[0]), rows: evenly(nz, t.size[1]) };
+  const pick = (n: number) => {
+    const out: number[] = [];
+    for (let i = 0; i < n - 1; i += stride) out.push(i);
+    out.push(n - 1);
+    return out;
+  };
+  const xs = pick(nx), zs = pick(nz);
+  const heights: number[] = [];
+  for (const j of zs) for (const i of xs) heights.push(t.heights[j * nx + i] ?? 0);
+  const along = (n: number, size: number) => (i: number) => (i * size) / (n - 1);
+  return { ...t, resolution: [xs.length, zs.length], heights, columns: xs.map(along(nx, t.size[0])), rows: zs.map(along(nz, t.size[1])) };
+}
+
+/**
+ * A heightfield as drawn: `columns` and `rows` are each sample's offset from the origin
+ * (even spacing, except that a coarsened field's last step may be shorter).
+ */
+export interface DrawnHeightfield extends Heightfield {
+  columns: number[];
+  rows: number[];
+}
+
+function evenly(n: number, size: number): number[] {
+  return Array.from({ length: n }, (_, i) => (i * size) / Math.max(n - 1, 1));
+}
+
 export class EnvironmentView {
   readonly group = new THREE.Group();
   private water: THREE.ShaderMaterial | null = null;
@@ -245,8 +285,10 @@ export class EnvironmentView {
 
   private heightfield: Heightfield | null = null;
 
-  private addTerrain(t: Heightfield): void {
-    this.heightfield = t.resolution[0] >= 2 && t.resolution[1] >= 2 ? t : null;
+  private addTerrain(full: Heightfield): void {
+    this.heightfield = full.resolution[0] >= 2 && full.resolution[1] >= 2 ? full : null;
+    // Clicks and heights still use every sample; only the drawn mesh is coarser.
+    const t = coarsenHeightfield(full, this.lite ? TERRAIN_LITE_SAMPLES : Infinity);
     const [nx, nz] = t.resolution;
     const geometry = new THREE.PlaneGeometry(t.size[0], t.size[1], nx - 1, nz - 1).rotateX(-Math.PI / 2);
     const pos = geometry.getAttribute("position") as THREE.BufferAttribute;
@@ -257,8 +299,8 @@ export class EnvironmentView {
       for (let i = 0; i < nx; i++) {
         const v = j * nx + i;
         pos.setY(v, t.heights[v] ?? 0);
-        pos.setX(v, t.origin[0] + (i * t.size[0]) / (nx - 1));
-        pos.setZ(v, t.origin[1] + (j * t.size[1]) / (nz - 1));
+        pos.setX(v, t.origin[0] + t.columns[i]);
+        pos.setZ(v, t.origin[1] + t.rows[j]);
       }
     }
     const flat = geometry.toNonIndexed();
@@ -285,8 +327,21 @@ export class EnvironmentView {
         colors[3 * k] = c.r; colors[3 * k + 1] = c.g; colors[3 * k + 2] = c.b;
       }
     }
+    if (this.lite) {
+      // Bake each facet's light into its colour and draw the terrain unlit (the facets
+      // are flat, so nothing is lost): most of the screen is terrain.
+      const albedo = new THREE.Color(), normal = new THREE.Vector3();
+      for (let v = 0; v + 2 < p.count; v += 3) {
+        albedo.fromArray(colors, 3 * v);
+        bakeLambert(c, albedo, normal.fromBufferAttribute(n, v));
+        for (let k = v; k < v + 3; k++) c.toArray(colors, 3 * k);
+      }
+    }
     flat.setAttribute("color", new THREE.BufferAttribute(colors, 3));
-    const mesh = new THREE.Mesh(flat, new THREE.MeshLambertMaterial({ vertexColors: true, flatShading: true }));
+    const material = this.lite
+      ? new THREE.MeshBasicMaterial({ vertexColors: true })
+      : new THREE.MeshLambertMaterial({ vertexColors: true, flatShading: true });
+    const mesh = new THREE.Mesh(flat, material);
     mesh.name = "terrain";
     this.group.add(mesh);
     this.surfaces.push(mesh);
@@ -328,6 +383,8 @@ export class EnvironmentView {
       transparent: true,
       side: THREE.DoubleSide,
       depthWrite: false,
+      // Lite: the waves' slope is summed per vertex, not per pixel (see waterFragment).
+      defines: this.lite ? { WATER_PER_VERTEX: 1 } : {},
     });
     const mesh = new THREE.Mesh(geometry, this.water);
     mesh.position.set((w.bounds_min[0] + w.bounds_max[0]) / 2, 0, (w.bounds_min[1] + w.bounds_max[1]) / 2);

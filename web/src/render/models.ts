@@ -127,9 +127,13 @@ function bird(lite: boolean): AnimalModel {
   if (lite) {
     // A dart: two body facets and one triangle per wing, still flapping; 4 triangles in all.
     b.triangles([0, 0.05, 0.5, 0.1, 0, -0.1, 0, 0, -0.5, 0, 0.05, 0.5, 0, 0, -0.5, -0.1, 0, -0.1], {}, false);
-    b.triangles([0.06, 0.02, 0.15, 0.06, 0.02, -0.12, 0.72, 0, -0.18], { part: Part.WingLeft, pivot: [0.06, 0.02, 0] }, false);
-    b.triangles([-0.06, 0.02, 0.15, -0.72, 0, -0.18, -0.06, 0.02, -0.12], { part: Part.WingRight, pivot: [-0.06, 0.02, 0] }, false);
-    return { geometry: b.build(), motion: Motion.Flyer, headZ: 0.5, length: 1, centerY: 0, doubleSided: true };
+    b.triangles([0.06, 0.02, 0.15, 0.06, 0.02, -0.12, 0.72, 0, -0.18], { part: Part.WingLeft, pivot: [0.06, 0.02, 0], color: 0xd0d0d0 }, false);
+    b.triangles([-0.06, 0.02, 0.15, -0.72, 0, -0.18, -0.06, 0.02, -0.12], { part: Part.WingRight, pivot: [-0.06, 0.02, 0], color: 0xd0d0d0 }, false);
+    // The dart is flat: its own thinnest extent is its 5 cm body, a fifth of the bird's,
+    // and the far-animal rule would draw it up to three times the bird's size. It stands
+    // in for the bird, so it is inflated as the bird is.
+    const thickness = thicknessOf(bird(false).geometry);
+    return { geometry: b.build(), motion: Motion.Flyer, headZ: 0.5, length: 1, centerY: 0, doubleSided: true, thickness };
   }
   b.add(sphere(7, 5), { at: [0, 0, -0.02], scale: [0.13, 0.12, 0.33] });
   b.add(sphere(6, 4), { at: [0, 0.05, 0.3], scale: [0.1, 0.1, 0.1] });
@@ -284,10 +288,14 @@ function elephant(): AnimalModel {
 /** Build the model for `kind`; `lite` trades detail for speed in very large populations. */
 export function buildModel(kind: string, lite = false): AnimalModel {
   const model = makeModel(kind, lite);
-  const box = new THREE.Box3().setFromBufferAttribute(model.geometry.getAttribute("position") as THREE.BufferAttribute);
-  const size = box.getSize(new THREE.Vector3());
-  model.thickness = Math.max(Math.min(size.x, size.y), 0.02);
+  model.thickness ??= thicknessOf(model.geometry);
   return model;
+}
+
+function thicknessOf(geometry: THREE.BufferGeometry): number {
+  const box = new THREE.Box3().setFromBufferAttribute(geometry.getAttribute("position") as THREE.BufferAttribute);
+  const size = box.getSize(new THREE.Vector3());
+  return Math.max(Math.min(size.x, size.y), 0.02);
 }
 
 function makeModel(kind: string, lite: boolean): AnimalModel {

@@ -247,11 +247,18 @@ export const waterVertex = /* glsl */ `
 uniform float uLevel;
 varying vec3 vWorld;
 varying vec3 vViewPosition;
+#ifdef WATER_PER_VERTEX
+varying vec3 vSurface;
+#endif
 ${waveField}
 
 void main() {
   vec2 p = (modelMatrix * vec4(position, 1.0)).xz;
-  float h = surface(p).x;
+  vec3 s = surface(p);
+  float h = s.x;
+#ifdef WATER_PER_VERTEX
+  vSurface = s;
+#endif
   vec4 world = vec4(p.x, uLevel + h, p.y, 1.0);
   vWorld = world.xyz;
   vec4 mv = viewMatrix * world;
@@ -268,11 +275,21 @@ uniform vec3 uSkyTop;
 uniform float uOpacity;
 varying vec3 vWorld;
 varying vec3 vViewPosition;
+#ifdef WATER_PER_VERTEX
+varying vec3 vSurface;
+#endif
 ${waveField}
 ${lighting}
 
 void main() {
+  // Height and slope of the waves here: summed for every pixel, or (on software
+  // rasterisers, where each wave costs every pixel of water) at the vertices and
+  // interpolated, which keeps the swell and loses only ripples finer than the grid.
+#ifdef WATER_PER_VERTEX
+  vec3 s = vSurface;
+#else
   vec3 s = surface(vWorld.xz);
+#endif
   // Tangents (1, dh/dx, 0) and (0, dh/dz, 1): their cross product is the normal.
   vec3 n = normalize(vec3(-s.y, 1.0, -s.z));
   vec3 toEye = normalize(cameraPosition - vWorld);

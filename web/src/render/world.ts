@@ -9,6 +9,27 @@ import type { Vec3 } from "../protocol/messages";
 
 const SUN_DIRECTION = new THREE.Vector3(0.45, 0.8, 0.35).normalize();
 
+/** The scene's two lights: a hemisphere (sky over ground) and the sun. */
+export const LIGHTS = {
+  sunDirection: SUN_DIRECTION,
+  sun: new THREE.Color(0xfff1dc).multiplyScalar(2.2),
+  sky: new THREE.Color(0x9fc3e6).multiplyScalar(1.4),
+  ground: new THREE.Color(0x3a3326).multiplyScalar(1.4),
+} as const;
+
+/**
+ * What `MeshLambertMaterial` would draw for a surface of colour `albedo` facing
+ * `normal` under LIGHTS (linear colours; the renderer converts to sRGB): albedo/π
+ * times the sun's irradiance plus the hemisphere's. Faceted scenery baked this way
+ * can be drawn unlit, which on a software rasteriser saves the lighting of every pixel.
+ */
+export function bakeLambert(out: THREE.Color, albedo: THREE.Color, normal: THREE.Vector3): THREE.Color {
+  const sun = Math.max(normal.dot(LIGHTS.sunDirection), 0);
+  const up = 0.5 * normal.y + 0.5;
+  const light = (c: "r" | "g" | "b") => LIGHTS.sun[c] * sun + LIGHTS.ground[c] + (LIGHTS.sky[c] - LIGHTS.ground[c]) * up;
+  return out.setRGB((albedo.r * light("r")) / Math.PI, (albedo.g * light("g")) / Math.PI, (albedo.b * light("b")) / Math.PI);
+}
+
 /**
  * True when WebGL runs on a CPU rasteriser (SwiftShader, llvmpipe): there,
  * multisampling and high-DPI buffers cost more than everything else together, so
@@ -82,8 +103,11 @@ export class World {
       horizon: css(this.horizon),
     };
 
-    const hemi = new THREE.HemisphereLight(0x9fc3e6, 0x3a3326, 1.4);
-    const sun = new THREE.DirectionalLight(0xfff1dc, 2.2);
+    const hemi = new THREE.HemisphereLight(0xffffff, 0xffffff, 1);
+    hemi.color.copy(LIGHTS.sky);
+    hemi.groundColor.copy(LIGHTS.ground);
+    const sun = new THREE.DirectionalLight(0xffffff, 1);
+    sun.color.copy(LIGHTS.sun);
     sun.position.copy(SUN_DIRECTION).multiplyScalar(100);
     this.scene.add(hemi, sun);
     this.scene.fog = new THREE.Fog(this.horizon, 200, 1200);
@@ -164,6 +188,18 @@ export class World {
     const view = this.camera.matrixWorldInverse;
     (this.lightUniforms.uSunView.value as THREE.Vector3).copy(this.sunWorld).transformDirection(view);
     (this.lightUniforms.uUpView.value as THREE.Vector3).set(0, 1, 0).transformDirection(view);
+  }
+
+  /** Drawing-buffer pixels per CSS pixel, relative to the device's (software tier: set by DynamicResolution). */
+  renderScale = 1;
+
+  setRenderScale(scale: number): void {
+    this.renderScale = scale;
+    // Stretched without smoothing: small animals keep their colour instead of being
+    // averaged into the background (a fish under water stays golden, a bird dark).
+    this.canvas.style.imageRendering = scale < 1 ? "pixelated" : "";
+    this.renderer.setPixelRatio(scale * (this.software ? 1 : Math.min(window.devicePixelRatio, 2)));
+    this.resize();
   }
 
   resize(): void {
