@@ -32,6 +32,58 @@ def test_the_canvas_shows_a_live_scene(page):
     assert state["connected"] and state["scenario"] == "flock" and state["counts"] == {"bird": 1000}
 
 
+def test_a_software_rasteriser_gets_the_light_tier_and_the_address_can_force_either(browser, live_server):
+    """Headless Chromium draws with SwiftShader, a CPU rasteriser: the view takes its
+    light tier, and its HUD says when it draws below the window's resolution."""
+    context = browser.new_context(viewport={"width": 960, "height": 640})
+    try:
+        for query, want in (("", "software"), ("?quality=high", "full"), ("?quality=low", "software")):
+            tab = context.new_page()
+            tab.goto(live_server.url + query)
+            tab.wait_for_function("() => window.__starling && window.__starling.state().framesApplied > 2", timeout=60_000)
+            assert tab.evaluate("() => window.__starling.state().quality") == want, query
+            # The HUD (refreshed four times a second) names the scale whenever it is below 1.
+            tab.wait_for_function("""() => {
+                const s = window.__starling.state(), text = document.getElementById('hud-scale').textContent;
+                return s.renderScale < 1 ? text === `at ${Math.round(s.renderScale * 100)} % resolution` : text === '';
+            }""", timeout=10_000)
+            if want == "full":
+                _assert_scale_stays(tab, 1)
+            tab.close()
+
+        # ?scale= pins the scale: the buffer has that share of the canvas's pixels, the HUD says
+        # so, and no governor moves it.
+        tab = context.new_page()
+        tab.goto(live_server.url + "?scale=0.6")
+        tab.wait_for_function("() => window.__starling && window.__starling.state().framesApplied > 2", timeout=60_000)
+        tab.wait_for_function("() => document.getElementById('hud-scale').textContent === 'at 60 % resolution'",
+                              timeout=10_000)
+        buffer, css = tab.evaluate("() => { const c = document.getElementById('view'); return [c.width, c.clientWidth]; }")
+        assert buffer == round(0.6 * css)
+        _assert_scale_stays(tab, 0.6)
+        tab.close()
+
+        # A value it cannot use is refused in a message that names it; the view draws on.
+        tab = context.new_page()
+        tab.goto(live_server.url + "?scale=abc")
+        # (A toast stays 4.5 s: wait for it, not for the frames that may come later.)
+        tab.wait_for_function(
+            "() => document.getElementById('toasts')?.textContent.includes('scale=abc in the address is ignored')",
+            timeout=60_000)
+        tab.wait_for_function("() => window.__starling && window.__starling.state().framesApplied > 2", timeout=60_000)
+        tab.close()
+    finally:
+        context.close()
+
+
+def _assert_scale_stays(tab, scale: float) -> None:
+    """45 more frames (below 30 fps, where a governor would step down, that is more than
+    its one-second window) leave the scale where it is."""
+    start = tab.evaluate("() => window.__starling.state().framesRendered")
+    tab.wait_for_function(f"() => window.__starling.state().framesRendered >= {start + 45}", timeout=60_000)
+    assert tab.evaluate("() => window.__starling.state().renderScale") == scale
+
+
 def test_the_scene_picker_lists_every_scenario_with_its_description(page):
     import starling
     from starling.config import read_scenario_data

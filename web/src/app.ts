@@ -18,7 +18,7 @@ import { EntityView } from "./render/entities";
 import { AutoFraming, type Framed } from "./render/framing";
 import { SelectionOverlay } from "./render/debug";
 import { EnvironmentView } from "./render/environment";
-import { DynamicResolution } from "./render/resolution";
+import { DynamicResolution, pinnedScale } from "./render/resolution";
 import { Screen } from "./render/screen";
 import { World } from "./render/world";
 import { Charts } from "./ui/charts";
@@ -90,7 +90,6 @@ export class App {
 
   constructor(canvas: HTMLCanvasElement) {
     this.world = new World(canvas);
-    if (this.world.software) this.resolution = new DynamicResolution();
     this.env = new EnvironmentView(this.world.lightUniforms, this.world.sunWorld, this.world.skyTop, this.world.software);
     this.world.scene.add(this.env.group);
     this.entities = new EntityView(this.world.lightUniforms);
@@ -138,10 +137,23 @@ export class App {
       (connected) => this.onConnection(connected),
     );
     this.bindUi(canvas);
+    this.chooseResolution();
     window.addEventListener("resize", () => {
       this.world.resize();
       this.charts.resize();
     });
+  }
+
+  /** `?scale=` pins the drawing buffer's scale; otherwise a software rasteriser gets the governor. */
+  private chooseResolution(): void {
+    let pinned: number | null = null;
+    try {
+      pinned = pinnedScale(location.search);
+    } catch (error) {
+      this.toast((error as Error).message);
+    }
+    if (pinned !== null) this.world.setRenderScale(pinned);
+    else if (this.world.software) this.resolution = new DynamicResolution();
   }
 
   start(): void {
@@ -493,6 +505,8 @@ export class App {
     const s = this.status;
     const count = this.layers.reduce((sum, l) => sum + l.count, 0);
     $("hud-fps").textContent = this.renderFps.toFixed(0);
+    const scale = this.world.renderScale;
+    $("hud-scale").textContent = scale < 1 ? `at ${Math.round(scale * 100)} % resolution` : "";
     $("hud-frames").textContent = this.framesPerS.toFixed(0);
     $("hud-sps").textContent = s ? s.steps_per_s.toFixed(0) : "–";
     $("hud-stepms").textContent = s ? s.step_ms.toFixed(2) : "–";

@@ -27,6 +27,8 @@ export interface StarlingHook {
     renderFps: number;
     /** Drawing-buffer scale per side (below 1 when a software rasteriser cannot hold 30 fps at full size). */
     renderScale: number;
+    /** "software": WebGL runs on the CPU (or `?quality=low`) and the view draws its light tier. */
+    quality: "software" | "full";
     framesPerS: number;
     stepsPerS: number | null;
     decodeMs: number;
@@ -87,6 +89,7 @@ const hook: StarlingHook = {
     framesRendered: app.framesRendered,
     renderFps: app.renderFps,
     renderScale: app.world.renderScale,
+    quality: app.world.software ? "software" : "full",
     framesPerS: app.framesPerS,
     stepsPerS: app.status ? app.status.steps_per_s : null,
     decodeMs: app.decodeMs,

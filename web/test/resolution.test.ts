@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DynamicResolution } from "../src/render/resolution";
+import { DynamicResolution, pinnedScale } from "../src/render/resolution";
 
 /** Feed `seconds` of frames at `fps`; returns the scales it changed to. */
 function run(r: DynamicResolution, fps: number, seconds: number): number[] {
@@ -48,5 +48,19 @@ describe("dynamic resolution", () => {
     expect(r.frame(2)).toBeNull();
     expect(run(r, 60, 0.5)).toEqual([]);
     expect(r.scale).toBe(1);
+  });
+});
+
+describe("a pinned scale in the address", () => {
+  it("is read from ?scale= and absent without it", () => {
+    expect(pinnedScale("?scale=0.6")).toBe(0.6);
+    expect(pinnedScale("?quality=low&scale=1")).toBe(1);
+    expect(pinnedScale("?scale=0.25")).toBe(0.25);
+    expect(pinnedScale("")).toBeNull();
+    expect(pinnedScale("?quality=low")).toBeNull();
+  });
+
+  it.each(["abc", "", "0", "0.2", "1.5", "-1", "NaN"])("?scale=%s is refused, naming the value and the range", (raw) => {
+    expect(() => pinnedScale(`?scale=${raw}`)).toThrow(`scale=${raw} in the address is ignored: it takes a number from 0.25 to 1`);
   });
 });

@@ -22,6 +22,24 @@ export interface ResolutionOptions {
 
 export const RESOLUTION_DEFAULTS: ResolutionOptions = { target: 30, min: 0.5, window: 1, stall: 0.25 };
 
+/** The smallest scale `?scale=` may pin. */
+export const MIN_PINNED_SCALE = 0.25;
+
+/**
+ * `?scale=S` in the page's address pins the drawing buffer's scale (no governor): a
+ * user's own trade of sharpness for frame rate. Null when absent; a value that is not
+ * a number from MIN_PINNED_SCALE to 1 throws, saying so.
+ */
+export function pinnedScale(search: string): number | null {
+  const raw = new URLSearchParams(search).get("scale");
+  if (raw === null) return null;
+  const value = Number(raw);
+  if (raw.trim() === "" || !(value >= MIN_PINNED_SCALE && value <= 1)) {
+    throw new Error(`scale=${raw} in the address is ignored: it takes a number from ${MIN_PINNED_SCALE} to 1, the share of the window's resolution to draw at`);
+  }
+  return value;
+}
+
 /** Scales are multiples of this, so that the buffer is not resized for nothing. */
 const QUANTUM = 0.05;
 
