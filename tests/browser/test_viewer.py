@@ -42,6 +42,9 @@ def test_a_software_rasteriser_gets_the_light_tier_and_the_address_can_force_eit
             tab.goto(live_server.url + query)
             tab.wait_for_function("() => window.__starling && window.__starling.state().framesApplied > 2", timeout=60_000)
             assert tab.evaluate("() => window.__starling.state().quality") == want, query
+            # Panels blur what is behind them only where a GPU redraws the blur each frame.
+            blur = tab.evaluate("() => getComputedStyle(document.getElementById('topbar')).backdropFilter")
+            assert (blur == "none") == (want == "software"), (query, blur)
             # The HUD (refreshed four times a second) names the scale whenever it is below 1.
             tab.wait_for_function("""() => {
                 const s = window.__starling.state(), text = document.getElementById('hud-scale').textContent;

@@ -90,6 +90,7 @@ export class App {
 
   constructor(canvas: HTMLCanvasElement) {
     this.world = new World(canvas);
+    document.body.classList.toggle("software", this.world.software);
     this.env = new EnvironmentView(this.world.lightUniforms, this.world.sunWorld, this.world.skyTop, this.world.software);
     this.world.scene.add(this.env.group);
     this.entities = new EntityView(this.world.lightUniforms);

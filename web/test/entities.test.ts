@@ -94,7 +94,7 @@ describe("entity looks", () => {
     expect(centre.z).toBeCloseTo(2, 2);
     expect(centre.y).toBeGreaterThan(0.05);
     expect(centre.y).toBeLessThan(0.3);
-    expect(layer.material.uniforms.uMotion.value).toBe(0); // no wing beats or gaits
+    expect(layer.material.defines.MOTION).toBe(0); // no wing beats or gaits
   });
 });
 

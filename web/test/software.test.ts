@@ -8,7 +8,8 @@ import { parseFrame } from "../src/protocol/frame";
 import type { Heightfield } from "../src/protocol/messages";
 import { SpeciesLayer } from "../src/render/animals";
 import { coarsenHeightfield, EnvironmentView, TERRAIN_LITE_SAMPLES } from "../src/render/environment";
-import { buildModel, MODEL_KINDS } from "../src/render/models";
+import { buildModel, MODEL_KINDS, Motion } from "../src/render/models";
+import { animalVertex } from "../src/render/shaders";
 import { bakeLambert, LIGHTS } from "../src/render/world";
 import { encodeFrame } from "./encode";
 import { lights } from "./lights";
@@ -123,5 +124,19 @@ describe("animals on a software rasteriser", () => {
     const box = new THREE.Box3().setFromBufferAttribute(lite.geometry.getAttribute("position") as THREE.BufferAttribute);
     const size = box.getSize(new THREE.Vector3());
     expect(lite.thickness).toBeCloseTo(Math.max(Math.min(size.x, size.y), 0.02), 6);
+  });
+});
+
+describe("animal programs", () => {
+  const info = (model: string) => ({ index: 0, name: model, model, color: "#888888", scale: 1 });
+
+  it("compile in only their species' motion (a constant, not a uniform branch)", () => {
+    expect(new SpeciesLayer(info("bird"), lights()).material.defines.MOTION).toBe(Motion.Flyer);
+    expect(new SpeciesLayer(info("fish"), lights()).material.defines.MOTION).toBe(Motion.Swimmer);
+    expect(new SpeciesLayer(info("shark"), lights()).material.defines.MOTION).toBe(Motion.Shark);
+    expect(new SpeciesLayer(info("sheep"), lights()).material.defines.MOTION).toBe(Motion.Walker);
+    expect(new SpeciesLayer(info("sheep"), lights(), { lying: true }).material.defines.MOTION).toBe(Motion.Rigid);
+    expect(animalVertex).not.toMatch(/uMotion/);
+    for (const kind of [1, 4]) expect(animalVertex).toContain(`MOTION == ${kind}`);
   });
 });

@@ -79,10 +79,10 @@ export class SpeciesLayer {
         uTime: { value: 0 },
         uHeadZ: { value: this.model.headZ },
         uLength: { value: this.model.length },
-        uMotion: { value: this.lying ? Motion.Rigid : this.model.motion },
         uThickness: { value: this.model.thickness ?? 0.2 },
         uPattern: { value: info.model === "zebra" ? 1 : 0 },
       },
+      defines: { MOTION: this.lying ? Motion.Rigid : this.model.motion },
     });
     this.setBaseGeometry(this.model);
     this.mesh = new THREE.Mesh(this.geometry, this.material);

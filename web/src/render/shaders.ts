@@ -36,7 +36,12 @@ uniform float uScale;
 uniform float uTime;
 uniform float uHeadZ;
 uniform float uLength;
-uniform int uMotion;
+// The species' motion (Motion in models.ts) is a compile-time constant, MOTION: one
+// program per kind of motion, with no other kind's code in it (a software rasteriser
+// would pay for every branch of every vertex).
+#ifndef MOTION
+#define MOTION 0
+#endif
 // World size of one drawing-buffer pixel at distance 1, and the model's thickness (its
 // smaller cross extent, in body lengths): far animals are drawn at least MIN_PIXELS thick.
 uniform float uPixelWorld;
@@ -84,14 +89,17 @@ void main() {
   float phase = iPhase * 6.2831853;
   float rate = 0.85 + 0.3 * fract(iPhase * 7.31);
 
-  if (uMotion == 1) {
+#if MOTION == 1
+  {
     // Flyers: wing beat about the root; slower, shallower beats when gliding fast.
     float beat = sin(uTime * 6.0 * 6.2831853 * rate / max(sqrt(uScale), 0.5) + phase);
     float amp = 0.75;
     if (part == 1) p = rotateZ(p, pivot, beat * amp);
     else if (part == 2) p = rotateZ(p, pivot, -beat * amp);
     else if (part == 7) p = rotateX(p, pivot, 0.15 * beat);
-  } else if (uMotion == 2 || uMotion == 3) {
+  }
+#elif MOTION == 2 || MOTION == 3
+  {
     // Swimmers: body follows the head's arc, plus a travelling tail wave.
     float kYaw = iAnim.y * uScale;
     float kPitch = iAnim.z * uScale;
@@ -99,7 +107,7 @@ void main() {
     kYaw = clamp(kYaw, -limit, limit);
     kPitch = clamp(kPitch, -limit, limit);
     float s = max(uHeadZ - p.z, 0.0) / uLength;
-    bool shark = uMotion == 3;
+    bool shark = MOTION == 3;
     float amp = (shark ? 0.07 : 0.09) * (0.35 + 0.65 * min(speed / (2.0 * uScale), 1.5));
     float wave = sin(6.2831853 * (uTime * (shark ? 1.1 : 2.4) * rate - s * (shark ? 0.8 : 1.1)) + phase);
     p.x += amp * s * s * wave * uLength;
@@ -107,7 +115,9 @@ void main() {
     p.x = xz.x; p.z = xz.y;
     vec2 yz = alongPath(p.y, p.z, kPitch);
     p.y = yz.x; p.z = yz.y;
-  } else if (uMotion == 4) {
+  }
+#elif MOTION == 4
+  {
     // Walkers: trot (diagonal legs together), amplitude from speed; tails and ears sway.
     float gait = min(speed / (1.2 * uScale), 1.0);
     float t = uTime * 6.2831853 * 1.6 * rate / max(sqrt(uScale), 0.6) + phase;
@@ -117,6 +127,7 @@ void main() {
     else if (part == 8) p = rotateX(p, pivot, 0.12 * sin(0.37 * uTime * 6.2831853 + phase));
     else if (part == 9) p = rotateX(p, pivot, 0.18 * sin(0.4 * t));
   }
+#endif
 
   vModel = p;
   // A body thinner than a pixel or two would flicker in and out (no rasteriser draws a
