@@ -14,6 +14,9 @@ import { bakeLambert, LIGHTS } from "../src/render/world";
 import { encodeFrame } from "./encode";
 import { lights } from "./lights";
 
+/** A species of this model as the scene message describes it. */
+const info = (model: string) => ({ index: 0, name: model, model, color: "#888888", scale: 1 });
+
 const environment = (lite: boolean) => new EnvironmentView(lights(), new THREE.Vector3(0, 1, 0), new THREE.Color(), lite);
 
 describe("baked Lambert light", () => {
@@ -101,8 +104,6 @@ describe("the environment on a software rasteriser", () => {
 });
 
 describe("animals on a software rasteriser", () => {
-  const info = (model: string) => ({ index: 0, name: model, model, color: "#888888", scale: 1 });
-
   it("are drawn with the lite model however few they are", () => {
     const layer = new SpeciesLayer(info("bird"), lights(), { alwaysLite: true });
     const lite = buildModel("bird", true).geometry.getAttribute("position").count;
@@ -128,8 +129,6 @@ describe("animals on a software rasteriser", () => {
 });
 
 describe("animal programs", () => {
-  const info = (model: string) => ({ index: 0, name: model, model, color: "#888888", scale: 1 });
-
   it("compile in only their species' motion (a constant, not a uniform branch)", () => {
     expect(new SpeciesLayer(info("bird"), lights()).material.defines.MOTION).toBe(Motion.Flyer);
     expect(new SpeciesLayer(info("fish"), lights()).material.defines.MOTION).toBe(Motion.Swimmer);

@@ -171,18 +171,17 @@ export const TERRAIN_LITE_SAMPLES = 101;
 export function coarsenHeightfield(t: Heightfield, maxSamples: number): DrawnHeightfield {
   const [nx, nz] = t.resolution;
   const stride = Math.max(1, Math.ceil((Math.max(nx, nz) - 1) / Math.max(maxSamples - 1, 1)));
-  if (stride === 1) return { ...t, columns: evenly(nx, t.size[0]), rows: evenly(nz, t.size[1]) };
-  const pick = (n: number) => {
+  const kept = (n: number) => {
     const out: number[] = [];
     for (let i = 0; i < n - 1; i += stride) out.push(i);
     out.push(n - 1);
     return out;
   };
-  const xs = pick(nx), zs = pick(nz);
+  const xs = kept(nx), zs = kept(nz);
   const heights: number[] = [];
   for (const j of zs) for (const i of xs) heights.push(t.heights[j * nx + i] ?? 0);
-  const along = (n: number, size: number) => (i: number) => (i * size) / (n - 1);
-  return { ...t, resolution: [xs.length, zs.length], heights, columns: xs.map(along(nx, t.size[0])), rows: zs.map(along(nz, t.size[1])) };
+  const offset = (n: number, size: number) => (i: number) => (i * size) / Math.max(n - 1, 1);
+  return { ...t, resolution: [xs.length, zs.length], heights, columns: xs.map(offset(nx, t.size[0])), rows: zs.map(offset(nz, t.size[1])) };
 }
 
 /**
@@ -192,10 +191,6 @@ export function coarsenHeightfield(t: Heightfield, maxSamples: number): DrawnHei
 export interface DrawnHeightfield extends Heightfield {
   columns: number[];
   rows: number[];
-}
-
-function evenly(n: number, size: number): number[] {
-  return Array.from({ length: n }, (_, i) => (i * size) / Math.max(n - 1, 1));
 }
 
 export class EnvironmentView {
@@ -313,6 +308,7 @@ export class EnvironmentView {
     // Heights are measured over the land: from the water surface (when there is one) to the top.
     const landLo = water ? Math.max(lo, Math.min(water.level, hi)) : lo;
     const explicit = t.color ? new THREE.Color(t.color) : null;
+    const normal = new THREE.Vector3();
     // One colour per triangle (from its centre and normal) keeps the low-poly facets crisp.
     for (let v = 0; v + 2 < p.count; v += 3) {
       if (explicit) {
@@ -323,19 +319,10 @@ export class EnvironmentView {
         const z = (p.getZ(v) + p.getZ(v + 1) + p.getZ(v + 2)) / 3;
         terrainColor(c, x, y, z, n.getY(v), landLo, hi, water);
       }
-      for (let k = v; k < v + 3; k++) {
-        colors[3 * k] = c.r; colors[3 * k + 1] = c.g; colors[3 * k + 2] = c.b;
-      }
-    }
-    if (this.lite) {
-      // Bake each facet's light into its colour and draw the terrain unlit (the facets
-      // are flat, so nothing is lost): most of the screen is terrain.
-      const albedo = new THREE.Color(), normal = new THREE.Vector3();
-      for (let v = 0; v + 2 < p.count; v += 3) {
-        albedo.fromArray(colors, 3 * v);
-        bakeLambert(c, albedo, normal.fromBufferAttribute(n, v));
-        for (let k = v; k < v + 3; k++) c.toArray(colors, 3 * k);
-      }
+      // Lite: the facet's light is baked into its colour and the terrain drawn unlit (the
+      // facets are flat, so nothing is lost): most of the screen is terrain.
+      if (this.lite) bakeLambert(c, c, normal.fromBufferAttribute(n, v));
+      for (let k = v; k < v + 3; k++) c.toArray(colors, 3 * k);
     }
     flat.setAttribute("color", new THREE.BufferAttribute(colors, 3));
     const material = this.lite

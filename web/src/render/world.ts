@@ -9,12 +9,15 @@ import type { Vec3 } from "../protocol/messages";
 
 const SUN_DIRECTION = new THREE.Vector3(0.45, 0.8, 0.35).normalize();
 
+/** Colours of the sun, the sky and the ground: the built-in materials' lights and the animal shader's. */
+const SUN = 0xfff1dc, SKY = 0x9fc3e6, GROUND = 0x3a3326;
+
 /** The scene's two lights: a hemisphere (sky over ground) and the sun. */
 export const LIGHTS = {
   sunDirection: SUN_DIRECTION,
-  sun: new THREE.Color(0xfff1dc).multiplyScalar(2.2),
-  sky: new THREE.Color(0x9fc3e6).multiplyScalar(1.4),
-  ground: new THREE.Color(0x3a3326).multiplyScalar(1.4),
+  sun: new THREE.Color(SUN).multiplyScalar(2.2),
+  sky: new THREE.Color(SKY).multiplyScalar(1.4),
+  ground: new THREE.Color(GROUND).multiplyScalar(1.4),
 } as const;
 
 /**
@@ -22,6 +25,7 @@ export const LIGHTS = {
  * `normal` under LIGHTS (linear colours; the renderer converts to sRGB): albedo/π
  * times the sun's irradiance plus the hemisphere's. Faceted scenery baked this way
  * can be drawn unlit, which on a software rasteriser saves the lighting of every pixel.
+ * `out` may be `albedo` itself.
  */
 export function bakeLambert(out: THREE.Color, albedo: THREE.Color, normal: THREE.Vector3): THREE.Color {
   const sun = Math.max(normal.dot(LIGHTS.sunDirection), 0);
@@ -73,7 +77,6 @@ export class World {
     // it (see updateSky), which costs nothing per pixel even on a software rasteriser.
     this.renderer = new THREE.WebGLRenderer({ canvas, antialias: !this.software, alpha: true, powerPreference: "high-performance" });
     this.renderer.setClearColor(0x000000, 0);
-    this.renderer.setPixelRatio(this.software ? 1 : Math.min(window.devicePixelRatio, 2));
     this.renderer.outputColorSpace = THREE.SRGBColorSpace;
     this.camera = new THREE.PerspectiveCamera(55, 1, 0.1, 5000);
     this.camera.position.set(60, 40, 80);
@@ -81,9 +84,9 @@ export class World {
     this.lightUniforms = {
       uSunView: { value: new THREE.Vector3() },
       uUpView: { value: new THREE.Vector3() },
-      uSunColor: { value: new THREE.Color("#fff1dc").multiplyScalar(1.05) },
-      uSkyColor: { value: new THREE.Color("#9fc3e6") },
-      uGroundColor: { value: new THREE.Color("#3a3326") },
+      uSunColor: { value: new THREE.Color(SUN).multiplyScalar(1.05) },
+      uSkyColor: { value: new THREE.Color(SKY) },
+      uGroundColor: { value: new THREE.Color(GROUND) },
       uFogColor: { value: this.horizon.clone() },
       uFogNear: { value: 200 },
       uFogFar: { value: 1200 },
@@ -112,7 +115,7 @@ export class World {
     this.scene.add(hemi, sun);
     this.scene.fog = new THREE.Fog(this.horizon, 200, 1200);
     this.scene.add(this.ground);
-    this.resize();
+    this.setRenderScale(1);
   }
 
   /** Fit fog, clipping planes and the placeholder ground to the scenario's world box. */
@@ -193,6 +196,7 @@ export class World {
   /** Drawing-buffer pixels per CSS pixel, relative to the device's (software tier: set by DynamicResolution). */
   renderScale = 1;
 
+  /** Set the scale, on top of the device's pixel ratio (1 on a software rasteriser: no high-DPI buffers there). */
   setRenderScale(scale: number): void {
     this.renderScale = scale;
     // Stretched without smoothing: small animals keep their colour instead of being
