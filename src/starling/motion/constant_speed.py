@@ -54,13 +54,14 @@ def _constant_range(lo, hi, planar, position, velocity, forward, up, desired, p,
         r = i if p.shape[0] > 1 else 0
         speed = p[r, 0] * (sscale[i] if sscale.shape[0] > 0 else 1.0)
         rate = p[r, 1]
-        hx, hy, hz = current_heading(i, planar, velocity, forward)
         dy = 0.0 if planar else desired[i, 1]
         ux, uy, uz, dl = normalize3(desired[i, 0], dy, desired[i, 2])
+        if dl > EPS and rate <= 0.0:  # the heading becomes the desire: the current one is not needed
+            hx, hy, hz = ux, uy, uz
+        else:
+            hx, hy, hz = current_heading(i, planar, velocity, forward)
         if dl > EPS:
-            if rate <= 0.0:
-                hx, hy, hz = ux, uy, uz
-            else:
+            if rate > 0.0:
                 c = min(1.0, max(-1.0, hx * ux + hy * uy + hz * uz))
                 angle = math.acos(c)
                 step = rate * dt

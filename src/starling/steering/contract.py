@@ -25,17 +25,19 @@ from typing import Callable, Optional
 
 from ..world.population import CORE_FIELDS
 
-#: which kernel arguments are animals, per behaviour kind: (argument position, role)
+#: which kernel arguments are animals (and, for a neighbour behaviour, its neighbour view), per
+#: behaviour kind: (argument position, role)
 ROLES: dict[str, tuple[tuple[int, str], ...]] = {
     "simple": ((0, "self"),),
     "ray": ((0, "self"),),
-    "neighbor": ((0, "self"), (1, "target")),
+    "neighbor": ((0, "self"), (1, "target"), (2, "neighbors")),
 }
 _DECLARE = {"self": "components", "target": "target_components"}
 
 
 def attribute_reads(kernel: Callable, kind: str) -> Optional[dict[str, set[str]]]:
-    """The attributes the kernel's source reads from each animals argument (``agents.hunger``…).
+    """The attributes the kernel's source reads from each role's argument (``agents.hunger``,
+    ``neighbors.direction``…).
 
     None when the source is not available (a kernel built at run time): the run-time check
     then does the work.
@@ -101,6 +103,8 @@ def undeclared_reads(name: str, kind: str, kernel: Callable, components, target_
     declared = {"self": set(components), "target": set(target_components)}
     problems = []
     for role, attrs in reads.items():
+        if role not in declared:  # the neighbour view's fields are not components
+            continue
         for attr in sorted(attrs - set(CORE_FIELDS) - declared[role] - set(dir(tuple))):
             whose = "its own animals" if role == "self" else "its targets"
             problems.append(f"behaviour {name!r} reads component {attr!r} of {whose} without declaring it: "

@@ -163,6 +163,8 @@ class NeighborGroup:
     gather_key: tuple = field(init=False, repr=False)  # what targets.gather gathers (a step shares equal ones)
     query_with_self: Any = field(init=False, repr=False)  # the query with one neighbour more, to drop oneself
     one_target: bool = field(init=False, repr=False)  # one population, unfiltered: read in place, never gathered
+    # whether a behaviour reads the pair geometry (False: every behaviour's filter passes every neighbour)
+    geometry_needed: bool = field(init=False, repr=False)
 
     def __post_init__(self):
         self.target_components = frozenset(c for slot in self.behaviors for c in slot.spec.target_components)
@@ -170,6 +172,17 @@ class NeighborGroup:
         self.gather_key = (tuple(self.targets), self.include_bits, self.exclude_bits, self.target_components)
         self.query_with_self = replace(self.query, k=self.query.k + 1)
         self.one_target = len(self.targets) == 1 and self.include_bits == 0 and self.exclude_bits == 0
+        self.geometry_needed = not all(_filters_nobody(slot, self.query) for slot in self.behaviors)
+
+
+def _filters_nobody(slot: BehaviorSlot, query) -> bool:
+    """Whether ``slot`` reads the pair geometry only for a filter that keeps every neighbour of
+    ``query``: it says ``geometry="filter"``, and its radius (at least the query's) and its 360°
+    view are the same for every animal."""
+    params = slot.params
+    drawn = {name for name, _ in slot.varied}
+    return (slot.spec.geometry == "filter" and not drawn & {"max_distance", "fov_deg"}
+            and params.max_distance >= query.max_distance and params.fov_deg >= 360.0)
 
 
 @dataclass
@@ -493,7 +506,10 @@ class SpeciesPipeline:
         if group.geometry is None:
             group.geometry = PairGeometry()
         group.nobody = np.count_nonzero(count) == 0  # (ndarray.any goes through Python in NumPy)
-        if group.nobody:  # no pair to describe: the buffers, unwritten (no kernel reads a pair past count)
+        if not group.geometry_needed:  # the query's distances; the buffers, never written, are zeros
+            direction, _, angle = group.geometry.buffers(n, k)
+            distance = nb.distance[:n, :k]
+        elif group.nobody:  # no pair to describe: the buffers, unwritten (no kernel reads a pair past count)
             direction, distance, angle = group.geometry.buffers(n, k)
         else:
             direction, distance, angle = group.geometry.compute(

@@ -15,11 +15,13 @@ from typing import Callable, Literal, Optional, get_args
 
 from numba import njit
 
-from .contract import undeclared_reads
+from .contract import attribute_reads, undeclared_reads
 from .params import BehaviorParams, BrainActionParams, MergerParams, NeighborBehaviorParams
 
 BehaviorKind = Literal["simple", "neighbor", "ray"]
 KINDS: tuple[str, ...] = get_args(BehaviorKind)
+#: what a neighbour behaviour may read of the pair geometry (``behavior(geometry=...)``)
+GEOMETRY_READS: tuple[str, ...] = ("full", "filter")
 
 
 class RegistryError(ValueError):
@@ -42,6 +44,9 @@ class BehaviorSpec:
     silent_alone: bool = False
     # the result sums over the neighbours and never reads which is nearest: rows may come unsorted
     order_free: bool = False
+    # what it reads of the pair geometry: "full", or "filter" (distance and angle, only to apply its
+    # own max_distance and fov_deg; see behavior())
+    geometry: str = "full"
     _compiled: dict = field(default_factory=dict, compare=False, repr=False)
 
     def compiled(self, parallel: bool):
@@ -179,6 +184,7 @@ def behavior(
     result: str = "velocity",
     silent_alone: bool = False,
     order_free: bool = False,
+    geometry: str = "full",
 ):
     """Register a behaviour kernel under ``name``.
 
@@ -218,6 +224,17 @@ def behavior(
     fewer than k neighbours comes in the query's own order, unsorted, which saves the
     ranking (Couzin's step 0.25 → 0.15 ms). ``tests/steering/queries/test_any_order.py``
     checks the claim on the built-in scenes.
+
+    ``geometry`` (neighbour behaviours): what the kernel reads of the shared pair geometry.
+    ``"full"`` (the default): anything. ``"filter"``: never ``neighbors.direction``, and
+    ``distance`` and ``angle`` only to keep the neighbours within its own ``max_distance``
+    and ``fov_deg``, where a field of view of 360° sees every neighbour whatever its angle.
+    When every behaviour of a group says so and keeps the query's radius (or a wider one)
+    and a 360° view, fixed for every animal, nobody is filtered out: the group skips the
+    geometry kernel and its behaviours get the query's own distances (the same bits) and
+    zero angles (Vicsek's step −18 %). The source check refuses a ``"filter"`` kernel that
+    reads ``neighbors.direction``; ``tests/steering/test_geometry_filter.py`` runs every
+    built-in scene using such a behaviour with and without the geometry.
     """
     if kind not in KINDS:
         raise RegistryError(f"behaviour {name!r}: kind must be one of {KINDS}, not {kind!r}")
@@ -230,15 +247,25 @@ def behavior(
         raise RegistryError(f"behaviour {name!r}: only neighbour behaviours can be silent alone")
     if order_free and kind != "neighbor":
         raise RegistryError(f"behaviour {name!r}: only neighbour behaviours read neighbour rows in an order")
+    if geometry not in GEOMETRY_READS:
+        raise RegistryError(f"behaviour {name!r}: geometry must be one of {', '.join(map(repr, GEOMETRY_READS))}, "
+                            f"not {geometry!r}")
+    if geometry != "full" and kind != "neighbor":
+        raise RegistryError(f"behaviour {name!r}: only neighbour behaviours read the pair geometry")
 
     def register(kernel: Callable) -> Callable:
         _check_free("behaviour", name, _behaviors, kernel, "kernel")
         problems = undeclared_reads(name, kind, kernel, components, target_components)
+        reads = attribute_reads(kernel, kind) if geometry == "filter" else None
+        if reads is not None and "direction" in reads.get("neighbors", ()):
+            problems.append(f"behaviour {name!r} says geometry='filter' but reads neighbors.direction: "
+                            f"only distance and angle are there when the group skips the geometry")
         if problems:
             raise RegistryError("; ".join(problems))
         doc = (kernel.__doc__ or params.__doc__ or "").strip()
         _behaviors[name] = BehaviorSpec(name, kind, params, kernel, tuple(components), result, doc,
-                                        tuple(target_components), bool(silent_alone), bool(order_free))
+                                        tuple(target_components), bool(silent_alone), bool(order_free),
+                                        geometry)
         _version[0] += 1
         return kernel
 

@@ -142,3 +142,15 @@ def test_planar_mean_ignores_vertical_heading_components_and_the_field_of_view_l
     # a 90° view ahead (+x): B at (0, 0, 0.8) is 90° off, outside; A ahead is seen
     out = run(ME, OTHERS, [[0, 1]], include_self=False, max_distance=1.0, fov_deg=90.0)
     np.testing.assert_allclose(out.direction[0], [0, 0, 1], atol=1e-6)
+
+
+def test_a_full_view_sees_a_neighbour_right_behind():
+    # the pair geometry's float32 angle of a neighbour straight behind is π rounded up, above
+    # the float64 half view π: a 360° view must count it all the same
+    behind = agents([[-0.6, 0, 0]], [[0, 0, 1]])
+    out = run(ME, behind, [[0]], include_self=False, **VIEW)
+    np.testing.assert_allclose(out.direction[0], [0, 0, 1], atol=1e-6)
+    assert out.direction_desire[0] == pytest.approx(1.0)
+    # a view of 359° leaves it out: nobody seen, no opinion
+    out = run(ME, behind, [[0]], include_self=False, max_distance=1.0, fov_deg=359.0)
+    assert out.direction_desire[0] == 0.0

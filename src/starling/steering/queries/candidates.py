@@ -198,10 +198,15 @@ def _sort_into_row(out_index, out_distance, row, k, scratch_dist, scratch_slot, 
 @njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
 def _close_row(out_index, out_distance, out_count, out_overflow, row, count, overflow, k):
     """Finish ``row`` of a table whose first ``count`` entries are written: pad the rest with
-    ``-1`` / ``inf`` and set its count and overflow (every query kernel ends a row so)."""
-    for c in range(count, k):
-        out_index[row, c] = -1
-        out_distance[row, c] = np.inf
+    ``-1`` / ``inf`` and set its count and overflow (every query kernel ends a row so).
+
+    The pad is indexed with unsigned integers: a signed index may be negative as far as
+    the compiler knows, and its wrap-around turned the padding of Vicsek's 64-wide rows
+    into scatter instructions (15 % of its query); unsigned, it is two plain fills."""
+    r = np.uint64(row)
+    for c in range(np.uint64(count), np.uint64(k)):
+        out_index[r, c] = -1
+        out_distance[r, c] = np.inf
     out_count[row] = count
     out_overflow[row] = overflow
 

@@ -281,6 +281,25 @@ def _query_body(
                         rr += at_end
                         u += at_end * (scratch_runs[tid, rr] - u)
                         e += at_end * (scratch_runs[tid, _RUN_MAX + rr] - e)
+                elif sees_all:
+                    # a full view tests the squared distance alone; the square roots of the few
+                    # that pass are taken afterwards, in one vectorised pass (the same bits)
+                    for _ in range(span):
+                        ox = tpos[u, 0] - px
+                        oy = tpos[u, 1] - py
+                        oz = tpos[u, 2] - pz
+                        d2 = ox * ox + oy * oy + oz * oz
+                        ok = (d2 <= rq2) & (u != excl_slot)
+                        scratch_slot[tid, nc] = u
+                        scratch_dist[tid, nc] = d2
+                        nc += ok
+                        u += 1
+                        at_end = u == e
+                        rr += at_end
+                        u += at_end * (scratch_runs[tid, rr] - u)
+                        e += at_end * (scratch_runs[tid, _RUN_MAX + rr] - e)
+                    for a in range(nc):
+                        scratch_dist[tid, a] = math.sqrt(scratch_dist[tid, a])
                 else:
                     for _ in range(span):
                         ox = tpos[u, 0] - px
