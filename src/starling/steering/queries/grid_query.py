@@ -345,41 +345,50 @@ def _query_body(
                             scratch_dist[tid, nc] = dist
                             nc += ok
                         s = e
-            # Buffered slots -> target indices, dropping the querier itself when
-            # it is recognised by index.
-            kept = 0
-            for a in range(nc):
-                j = torder[scratch_slot[tid, a]]
-                scratch_slot[tid, kept] = j
-                scratch_dist[tid, kept] = scratch_dist[tid, a]
-                kept += j != excl
-            nc = kept
-            total += kept
-            if any_order and attempt == 1 and not flushed and nc < k:
-                # everyone fits, and nobody reads their order: the row is the buffer
+            fits = any_order and attempt == 1 and not flushed  # a row of fewer than k needs no order
+            if fits and nc < k and excl < 0:
+                # nobody to drop by index: the slots go into the row as target indices, as met
                 for a in range(nc):
+                    out_index[row, a] = torder[scratch_slot[tid, a]]
                     out_distance[row, a] = scratch_dist[tid, a]
-                    out_index[row, a] = scratch_slot[tid, a]
+                total += nc
                 count = nc
-            elif not flushed and (nc <= _RANK_MAX or (nc <= _RANK_KEPT_MAX and 2 * k >= nc)):
-                for a in range(nc):
-                    da = scratch_dist[tid, a]
-                    ja = scratch_slot[tid, a]
-                    rank = np.int32(0)  # 32-bit lanes: twice as many compares per vector as int64
-                    for b in range(nc):
-                        db = scratch_dist[tid, b]
-                        rank = np.int32(rank + np.int32((db < da) | ((db == da) & (scratch_slot[tid, b] < ja))))
-                    if rank < k:
-                        out_distance[row, rank] = da
-                        out_index[row, rank] = ja
-                count = min(nc, k)
-            elif not flushed and 2 * k >= nc:
-                # most candidates are kept: insertion would shift O(nc²) times, a sort is O(nc log nc);
-                # when few are kept, insertion rejects most candidates with one comparison instead
-                count = _sort_into_row(out_index, out_distance, row, k, scratch_dist, scratch_slot, tid, nc)
             else:
+                # Buffered slots -> target indices, dropping the querier itself when
+                # it is recognised by index.
+                kept = 0
                 for a in range(nc):
-                    count = _insert_row(out_index, out_distance, row, count, k, scratch_dist[tid, a], scratch_slot[tid, a])
+                    j = torder[scratch_slot[tid, a]]
+                    scratch_slot[tid, kept] = j
+                    scratch_dist[tid, kept] = scratch_dist[tid, a]
+                    kept += j != excl
+                nc = kept
+                total += kept
+                if fits and nc < k:
+                    # everyone fits, and nobody reads their order: the row is the buffer
+                    for a in range(nc):
+                        out_distance[row, a] = scratch_dist[tid, a]
+                        out_index[row, a] = scratch_slot[tid, a]
+                    count = nc
+                elif not flushed and (nc <= _RANK_MAX or (nc <= _RANK_KEPT_MAX and 2 * k >= nc)):
+                    for a in range(nc):
+                        da = scratch_dist[tid, a]
+                        ja = scratch_slot[tid, a]
+                        rank = np.int32(0)  # 32-bit lanes: twice as many compares per vector as int64
+                        for b in range(nc):
+                            db = scratch_dist[tid, b]
+                            rank = np.int32(rank + np.int32((db < da) | ((db == da) & (scratch_slot[tid, b] < ja))))
+                        if rank < k:
+                            out_distance[row, rank] = da
+                            out_index[row, rank] = ja
+                    count = min(nc, k)
+                elif not flushed and 2 * k >= nc:
+                    # most candidates are kept: insertion would shift O(nc²) times, a sort is O(nc log nc);
+                    # when few are kept, insertion rejects most candidates with one comparison instead
+                    count = _sort_into_row(out_index, out_distance, row, k, scratch_dist, scratch_slot, tid, nc)
+                else:
+                    for a in range(nc):
+                        count = _insert_row(out_index, out_distance, row, count, k, scratch_dist[tid, a], scratch_slot[tid, a])
             # strictly nearer than the float32 distance of the try's radius: anything left out
             # (d2 > rq2) is at least that far, so it cannot tie with the k-th either
             if attempt == 0 and count == k and out_distance[row, k - 1] < np.float32(math.sqrt(rq2)):
