@@ -40,6 +40,22 @@ def references_outside_entry():
     return _references_outside_entry
 
 
+def _scenes_using(behaviours):
+    """The built-in scenes (name, config) whose species use any of these behaviour kinds: a
+    behaviour's claim about itself is checked on every scene that relies on it."""
+    from starling.config import load_scenario_config, scenario_names
+
+    for name in scenario_names():
+        config = load_scenario_config(name)
+        if any(b.kind in behaviours for s in config.species for g in s.groups for b in g.behaviors):
+            yield name, config
+
+
+@pytest.fixture
+def scenes_using():
+    return _scenes_using
+
+
 # `make test` runs the suite on two pytest-xdist workers. Tests that share something
 # machine-wide run on one worker, in order: the browser tests (one live server and one
 # Chromium, whose software rasteriser takes a core of its own) and the Ray tests (a local

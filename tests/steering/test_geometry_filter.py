@@ -6,7 +6,7 @@ from typing import Literal
 import numpy as np
 import pytest
 
-from starling.config import load_scenario_config, scenario_names, validate_scenario
+from starling.config import load_scenario_config, validate_scenario
 from starling.simulation import Simulation
 from starling.steering import registry
 from starling.steering.params import NeighborBehaviorParams
@@ -45,21 +45,14 @@ def test_a_group_skips_the_geometry_only_when_every_filter_keeps_everyone():
     assert skipped(sim) == {("particle", "vicsek"): True}
 
 
-def uses(config, names):
-    return any(b.kind in names for s in config.species for g in s.groups for b in g.behaviors)
-
-
-def test_every_filter_behaviour_runs_the_same_without_the_geometry():
+def test_every_filter_behaviour_runs_the_same_without_the_geometry(scenes_using):
     """Each registered behaviour that says ``geometry="filter"`` is run on every built-in scene that
     uses it, once as built (the geometry skipped) and once with the geometry computed: the
     trajectories must be equal bit for bit."""
     claimed = {spec.name for spec in registry.behaviors("neighbor") if spec.geometry == "filter"}
     assert "vicsek_alignment" in claimed
     checked = set()
-    for name in scenario_names():
-        config = load_scenario_config(name)
-        if not uses(config, claimed):
-            continue
+    for name, config in scenes_using(claimed):
         sims = [Simulation(config, record_debug=False) for _ in range(2)]
         forced = [g for p in sims[1].pipelines for g in p.groups if not g.geometry_needed]
         if not forced:

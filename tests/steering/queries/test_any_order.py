@@ -8,7 +8,7 @@ import numba
 import numpy as np
 import pytest
 
-from starling.config import load_scenario_config, scenario_names
+from starling.config import load_scenario_config
 from starling.simulation import Simulation
 from starling.steering import registry
 from starling.steering.queries.grid import SERIAL_QUERY_MAX
@@ -144,21 +144,14 @@ def test_a_group_asks_for_any_order_only_when_every_behaviour_is_order_free():
     assert groups_any_order(couzin) == {("fish", "zones"): True}
 
 
-def uses(config, names):
-    return any(b.kind in names for s in config.species for g in s.groups for b in g.behaviors)
-
-
-def test_every_order_free_behaviour_wants_the_same_from_either_table():
+def test_every_order_free_behaviour_wants_the_same_from_either_table(scenes_using):
     """Each registered behaviour that claims ``order_free`` is checked on every built-in scene that
     uses it: from the unsorted table it wants what it wants from the sorted one, up to the
     rounding of its sums' order, whatever the table's rows hold."""
     claimed = {spec.name for spec in registry.behaviors("neighbor") if spec.order_free}
     assert {"couzin_zones", "vicsek_alignment"} <= claimed
     checked = set()
-    for name in scenario_names():
-        config = load_scenario_config(name)
-        if not uses(config, claimed):
-            continue
+    for name, config in scenes_using(claimed):
         sims = [Simulation(config, record_debug=False) for _ in range(2)]
         for sim in sims:
             sim.step(20)
