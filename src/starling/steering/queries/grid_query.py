@@ -345,7 +345,8 @@ def _query_body(
                             scratch_dist[tid, nc] = dist
                             nc += ok
                         s = e
-            fits = any_order and attempt == 1 and not flushed  # a row of fewer than k needs no order
+            # the last try, nothing flushed, and nobody reads the order: fewer than k go in as met
+            fits = any_order and attempt == 1 and not flushed
             if fits and nc < k and excl < 0:
                 # nobody to drop by index: the slots go into the row as target indices, as met
                 for a in range(nc):
