@@ -751,3 +751,35 @@ def test_the_grid_query_counts_no_references_per_row(monkeypatch, references_out
     grid.query(flock, forward, 2.0, 360.0, 5, index, distance, count, overflow, exclude_self=True)
     assert len(calls) == 1
     assert references_outside_entry(grid_query._query_serial, *calls[0]) == 0
+
+
+def test_one_grid_writes_rows_of_every_layout_it_is_handed_in_turn(monkeypatch):
+    # The grid calls its query kernel through a call site, which skips Numba's typing after the
+    # first call. Output rows of another layout (a wider table's first k columns, Fortran
+    # order) or the grid's own rows (for many animals) must each get their own compiled
+    # version, or the kernel would write with the wrong strides.
+    from starling import kernel_calls
+
+    rng = np.random.default_rng(21)
+    flock, forward = cloud(rng, 400, 10.0, 3)
+    k = 5
+    expected = snapshot(query("brute", flock, forward, flock, r=2.0, k=k, fov=270.0, exclude_self=True))
+    grid = GridIndex()
+    grid.build(flock, 2.0, target_forward=forward)
+
+    def rows(kind):
+        n = flock.shape[0]
+        count, overflow = np.zeros(n, np.int32), np.zeros(n, np.int32)
+        if kind == "contiguous":
+            return np.zeros((n, k), np.int32), np.zeros((n, k), np.float32), count, overflow
+        if kind == "wider":
+            return np.zeros((n, k + 3), np.int32)[:, :k], np.zeros((n, k + 3), np.float32)[:, :k], count, overflow
+        return np.zeros((n, k), np.int32, order="F"), np.zeros((n, k), np.float32, order="F"), count, overflow
+
+    with kernel_calls.checking():
+        for kind, direct in [("contiguous", True), ("wider", True), ("contiguous", False), ("fortran", True),
+                             ("contiguous", True), ("wider", False), ("wider", True)]:
+            monkeypatch.setattr(grid_module, "DIRECT_ROWS_MAX", 32_768 if direct else 0)
+            out = rows(kind)
+            grid.query(flock, forward, 2.0, 270.0, k, *out, exclude_self=True)
+            assert_same(out, expected, f"{kind} rows, {'written directly' if direct else 'scattered'}")
