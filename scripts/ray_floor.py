@@ -7,8 +7,9 @@ Usage::
 Each repeat is a fresh process that imports Ray, starts it here with ``--cpus`` CPUs (or
 connects to the cluster at ``--address``, e.g. one started with ``ray start --head``), runs
 ``--tasks`` tasks that return at once, and shuts Ray down, with the options a sweep uses
-(:class:`starling.experiments.backends.RayBackend`). Printed, one JSON line a repeat: the
-seconds of each phase and their total. A sweep on the Ray backend pays at least this total
+(``starling.experiments.backends.RAY_INIT_OPTIONS``). Printed, one JSON line a repeat: the
+seconds of each phase and their total. Only this script imports Starling (for the options);
+the measured processes do not. A sweep on the Ray backend pays at least this total
 more than the local backend (whose workers fork from the command and start in milliseconds),
 plus its workers importing Starling; compare it with the local backend's ``wall_s`` for the
 same sweep to see how close Ray can come on this machine (``docs/sweeps.md``). It is a tool
@@ -23,11 +24,10 @@ import sys
 
 _ONE = r"""
 import json, sys, time
-address, cpus, tasks = sys.argv[1] or None, int(sys.argv[2]), int(sys.argv[3])
+address, cpus, tasks, options = sys.argv[1] or None, int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
 t0 = time.perf_counter()
 import ray
 t1 = time.perf_counter()
-options = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
 ray.init(address=address, **options) if address else ray.init(num_cpus=cpus, **options)
 t2 = time.perf_counter()
 
@@ -52,8 +52,11 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=10, help="empty tasks to run")
     parser.add_argument("--repeat", type=int, default=3, help="fresh processes to measure")
     args = parser.parse_args()
+    from starling.experiments.backends import RAY_INIT_OPTIONS
+
+    options = json.dumps(RAY_INIT_OPTIONS)
     for _ in range(args.repeat):
-        done = subprocess.run([sys.executable, "-c", _ONE, args.address, str(args.cpus), str(args.tasks)],
+        done = subprocess.run([sys.executable, "-c", _ONE, args.address, str(args.cpus), str(args.tasks), options],
                               capture_output=True, text=True)
         lines = done.stdout.strip().splitlines()
         if done.returncode != 0 or not lines:

@@ -71,6 +71,20 @@ def test_the_check_catches_a_site_reused_for_arguments_of_other_types():
         site(_sum_rows, 4, wrong, table, scale)
 
 
+def test_a_watched_array_of_another_layout_makes_the_site_type_again():
+    # the table stands for a caller's output rows: the same array again, or a new one of the same
+    # layout, keeps the entry point; a wider table's columns (non-contiguous) and the return to a
+    # contiguous table each make the site type its call again (the check would stop a stale one)
+    site = CallSite()
+    first = _args(5)
+    calls = [first, first, _args(5), _args(5, wide=True), _args(5)]
+    with kernel_calls.checking():
+        for i, args in enumerate(calls):
+            site.watch(args[1])
+            assert np.allclose(site(_sum_rows, 5, *args), _expected(*args)), i
+            assert len(site) == 1
+
+
 def test_invalidating_forgets_what_every_site_remembered():
     site = CallSite()
     args = _args(4)

@@ -29,7 +29,8 @@ that can change them between two calls at one place:
 
 Everything else (dtypes, dimensions, named tuple classes, Python scalar types) is fixed
 by the code that builds a site's arguments; an owner whose arguments could change in
-another way keeps one site per kind of call or calls :meth:`CallSite.clear`. That
+another way keeps one site per kind of call, calls :meth:`CallSite.clear`, or hands the
+arrays a caller may vary to :meth:`CallSite.watch` before each call. That
 contract is checked, not trusted: with ``STARLING_CHECK_KERNEL_CALLS=1`` (or
 :func:`checking`) every direct call is typed again and compared with what the site
 remembered, and a difference raises :class:`KernelCallMismatch`; the tests step every
@@ -95,11 +96,33 @@ def _resolve(kernel, args):
 class CallSite:
     """One place in a step that calls kernels; see the module docstring for what it may assume."""
 
-    __slots__ = ("_entries", "_generation")
+    __slots__ = ("_entries", "_generation", "_watched", "_watched_types")
 
     def __init__(self):
         self._entries: dict = {}
         self._generation = _generation
+        self._watched: tuple = ()
+        self._watched_types: tuple = ()
+
+    def watch(self, *arrays) -> None:
+        """Forget the entry points when these arrays differ in dtype or layout from the last ones watched.
+
+        For arguments the owner does not build itself (a caller's output rows): the same array
+        objects as last time cost a few identity tests; new ones are compared by dtype,
+        dimensions and contiguity, which is what Numba types an array by.
+        """
+        last = self._watched
+        if len(last) == len(arrays):
+            for a, b in zip(arrays, last):
+                if a is not b:
+                    break
+            else:
+                return
+        types = tuple((a.dtype.str, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous) for a in arrays)
+        if types != self._watched_types:
+            self._entries.clear()
+            self._watched_types = types
+        self._watched = arrays
 
     def __call__(self, kernel, rows: int, *args):
         """``kernel(*args)`` for ``rows`` animals (or rays, or whatever the arguments' first axis counts)."""

@@ -161,6 +161,12 @@ class LocalBackend:
         self._cleanup()
 
 
+#: ``ray.init`` options of a sweep (also used by ``scripts/ray_floor.py``). No ``runtime_env``:
+#: one makes Ray start its workers one by one (about a second later); each task sets its own
+#: Numba threads to one instead (``worker.execute``).
+RAY_INIT_OPTIONS = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+
+
 class RayBackend:
     """Ray tasks: ``ray.init()`` on this machine (``workers`` CPUs), or the cluster at ``address``.
 
@@ -200,13 +206,10 @@ class RayBackend:
 
         started_here = not ray.is_initialized()
         if started_here:
-            # no runtime_env: one makes Ray start its workers one by one (about a second later);
-            # each task sets its own Numba threads to one instead (worker.execute)
-            options = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
             if self.address:
-                ray.init(address=self.address, **options)
+                ray.init(address=self.address, **RAY_INIT_OPTIONS)
             else:
-                ray.init(num_cpus=self.workers, **options)
+                ray.init(num_cpus=self.workers, **RAY_INIT_OPTIONS)
         try:
             cpus = int(ray.cluster_resources().get("CPU", 1))
             size = self.chunk_size(len(tasks), cpus)

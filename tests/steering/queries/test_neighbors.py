@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from starling import kernel_calls
 from starling.steering.queries import grid as grid_module
 from starling.steering.queries import grid_query
 from starling.steering.queries.candidates import query_thresholds
@@ -758,8 +759,6 @@ def test_one_grid_writes_rows_of_every_layout_it_is_handed_in_turn(monkeypatch):
     # first call. Output rows of another layout (a wider table's first k columns, Fortran
     # order) or the grid's own rows (for many animals) must each get their own compiled
     # version, or the kernel would write with the wrong strides.
-    from starling import kernel_calls
-
     rng = np.random.default_rng(21)
     flock, forward = cloud(rng, 400, 10.0, 3)
     k = 5

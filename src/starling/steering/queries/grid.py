@@ -186,32 +186,8 @@ class GridIndex:
         self._m = 0
         self._reach = 0.0
         # the query kernel's arguments are this object's own buffers and fixed-type scalars, except
-        # the output rows (the caller's, or this object's for many animals): the site is cleared
-        # when those change in dtype or layout (``_check_outs``)
-        self._query_calls = CallSite()
-        self._outs: tuple = ()
-        self._outs_layout: tuple = ()
-
-    def _check_outs(self, outs: tuple) -> None:
-        """Forget the query's compiled entry when the output rows differ in dtype or layout.
-
-        The same four arrays as last call (a :class:`Neighbors` table between resizes) need no look.
-        """
-        last = self._outs
-        if last and outs[0] is last[0] and outs[1] is last[1] and outs[2] is last[2] and outs[3] is last[3]:
-            return
-        layout = tuple((a.dtype.str, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous) for a in outs)
-        if layout != self._outs_layout:
-            self._query_calls.clear()
-            self._outs_layout = layout
-        self._outs = outs
-
-    def __getstate__(self) -> dict:
-        # a copy or a pickle keeps no reference to the last call's output rows (their data would go with it)
-        state = self.__dict__.copy()
-        state["_outs"] = ()
-        state["_outs_layout"] = ()
-        return state
+        # the output rows (the caller's, or this object's for many animals), which the site watches
+        self._kernel_calls = CallSite()
 
     @property
     def mode(self) -> str:
@@ -360,9 +336,9 @@ class GridIndex:
                 self.rows_count = np.empty(cap, dtype=np.int32)
                 self.rows_overflow = np.empty(cap, dtype=np.int32)
             rows = (self.rows_index, self.rows_distance, self.rows_count, self.rows_overflow)
-        self._check_outs(rows)
+        self._kernel_calls.watch(*rows)
         kernel = _query_serial if n <= SERIAL_QUERY_MAX else _query_parallel
-        self._query_calls(
+        self._kernel_calls(
             kernel, n,
             spos, sfwd, sorder, direct, self.positions, self.order, self.start,
             self.geom, self.idim, self._box, r2, float(self._reach), cos_limit, sees_all, exclude, int(k),

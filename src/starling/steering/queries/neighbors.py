@@ -414,6 +414,6 @@ def _all_pairs_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
         small = out._small = SmallScratch()
     small.reserve(tpos.shape[0])
     r2, cos_limit, sees_all = query_thresholds(spec.max_distance, spec.fov_deg)
-    small.calls(query_small, spos.shape[0], spos, sfwd, tpos, NO_WRAP if box32 is None else box32, r2, cos_limit,
-                sees_all, bool(exclude_self), int(spec.k), bool(spec.any_order), out.index, out.distance, out.count,
-                out.overflow, *small.arrays())
+    small.kernel_calls(query_small, spos.shape[0], spos, sfwd, tpos, NO_WRAP if box32 is None else box32, r2,
+                       cos_limit, sees_all, bool(exclude_self), int(spec.k), bool(spec.any_order), out.index,
+                       out.distance, out.count, out.overflow, *small.arrays())

@@ -142,13 +142,13 @@ def query_small(spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
 class SmallScratch:
     """The all-pairs kernel's per-target scratch, grown by capacity."""
 
-    __slots__ = ("columns", "ok", "packed_index", "_arrays", "calls")
+    __slots__ = ("columns", "ok", "packed_index", "_arrays", "kernel_calls")
 
     def __init__(self) -> None:
         self._allocate(0)
         # the kernel's arguments are C-ordered float32 points, a Neighbors table's rows, this
         # scratch and fixed-type scalars: one call site skips Numba's typing of its 19 arguments
-        self.calls = CallSite()
+        self.kernel_calls = CallSite()
 
     def _allocate(self, cap: int) -> None:
         # one slot more than the targets: the branch-free packing writes one past its last candidate
