@@ -171,3 +171,41 @@ def test_grazing_needs_an_environment(config_problems):
     data.pop("environment")
     data["species"] = [{**MEADOW["species"][0], "ray_groups": []}]
     assert config_problems(data) == ["species.sheep.ecology.graze: grazing needs an [environment] with shapes on a grass layer"]
+
+
+def test_the_feeding_kernels_pick_the_rows_numpy_picks():
+    """The feeding system's one-pass helpers against the NumPy they replaced: the items carrying
+    a tag (rows and positions, in order), and the eligible animals still enough to graze (their
+    float32 speed as NumPy sums it, against the float32 limit)."""
+    from starling.ecology.feeding import _still_rows, _tagged_points
+
+    rng = np.random.default_rng(3)
+    n = 500
+    tags = rng.integers(0, 8, n).astype(np.uint32)
+    pos = rng.normal(size=(n, 3)).astype(np.float32)
+    rows, points = np.zeros(n, np.int64), np.zeros((n, 3), np.float32)
+    for bits in (1, 6, 8):
+        k = _tagged_points(tags, np.uint32(bits), pos, rows, points)
+        want = np.flatnonzero((tags & np.uint32(bits)) != 0)
+        np.testing.assert_array_equal(rows[:k], want)
+        np.testing.assert_array_equal(points[:k], pos[want])
+    use = rng.random(n) < 0.7
+    vel = (rng.normal(size=(n, 3)) * rng.random((n, 1))).astype(np.float32)
+    speed = np.sqrt(np.einsum("ij,ij->i", vel, vel))
+    limit = float(np.median(speed))
+    vel[:5] = vel[:5] / speed[:5, None] * np.float32(limit)  # rows at the limit itself, give or take a rounding
+    speed = np.sqrt(np.einsum("ij,ij->i", vel, vel))
+    k = _still_rows(use, vel, pos, np.float32(limit), rows, points)
+    candidates = np.flatnonzero(use)
+    want = candidates[speed[candidates] <= limit]
+    assert 100 < want.size < 400
+    np.testing.assert_array_equal(rows[:k], want)
+    np.testing.assert_array_equal(points[:k], pos[want])
+    # a velocity whose speed summed the other way round is one float32 step more: at that limit only
+    # NumPy's order ((x² + y²) + z²) keeps it still
+    v = rng.normal(size=(20000, 3)).astype(np.float32)
+    seq = np.sqrt((v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2])
+    alt = np.sqrt(v[:, 0] * v[:, 0] + (v[:, 1] * v[:, 1] + v[:, 2] * v[:, 2]))
+    i = int(np.flatnonzero(alt > seq)[0])
+    assert np.sqrt(np.einsum("ij,ij->i", v[i:i + 1], v[i:i + 1]))[0] == seq[i]
+    assert _still_rows(np.ones(1, np.bool_), v[i:i + 1], pos[:1], seq[i], rows, points) == 1

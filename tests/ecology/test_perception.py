@@ -68,20 +68,21 @@ def test_the_nearest_in_reach_is_the_same_through_the_grid_call_after_call(monke
     grid_per = Perception()
     for call in range(4):
         monkeypatch.setattr(P, "BRUTE_MAX_PAIRS", 1 << 30)
-        want = [a.copy() for a in Perception().nearest_in_reach(mouths, use, food, 2.0)]
+        *want, want_found = Perception().nearest_in_reach(mouths, use, food, 2.0)
+        want = [a.copy() for a in want]
         monkeypatch.setattr(P, "BRUTE_MAX_PAIRS", -1)
         got = grid_per.nearest_in_reach(mouths, use, food, 2.0)
         np.testing.assert_array_equal(got[0], want[0], err_msg=f"nearest, call {call}")
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"distance, call {call}")
-        assert (want[0] >= 0).sum() > 200
+        assert got[2] == want_found == (want[0] >= 0).sum() > 200, f"points that found one, call {call}"
         mouths = mouths + rng.normal(scale=0.05, size=mouths.shape).astype(np.float32)
 
 
 def test_nobody_in_reach_and_no_targets(grid_always):
     per = Perception()
     pts = np.zeros((3, 3), np.float32)
-    nearest, distance = per.nearest_in_reach(pts, np.ones(3, bool), np.zeros((0, 3), np.float32), 1.0)
-    assert nearest.tolist() == [-1, -1, -1] and np.isinf(distance).all()
+    nearest, distance, found = per.nearest_in_reach(pts, np.ones(3, bool), np.zeros((0, 3), np.float32), 1.0)
+    assert nearest.tolist() == [-1, -1, -1] and np.isinf(distance).all() and found == 0
     far = np.full((2, 3), 50.0, np.float32)
-    nearest, distance = per.nearest_in_reach(pts, np.array([True, False, True]), far, 1.0)
-    assert nearest.tolist() == [-1, -1, -1] and np.isinf(distance).all()
+    nearest, distance, found = per.nearest_in_reach(pts, np.array([True, False, True]), far, 1.0)
+    assert nearest.tolist() == [-1, -1, -1] and np.isinf(distance).all() and found == 0

@@ -59,6 +59,15 @@ class _Body:
         self.starve = self.table["hunger"] and eco.hunger.starve_after is not None
         self.ages = self.table["age"] and eco.age.max_age is not None
         self._params: dict = {}
+        # the mover's top speed shared by every animal: one array for the body's life (a reconfiguration builds
+        # a new body); drawn top speeds are read from the animals every step
+        varied = "max_speed" in view.cfg.mover.varied or (view.variation is not None
+                                                          and view.variation.max_speed is not None)
+        self._top = None if varied else _top_speed(view)
+
+    def top_speed(self):
+        """:func:`_top_speed` of the body's species."""
+        return _top_speed(self.view) if self._top is None else self._top
 
     def params(self, section: str, fields) -> list:
         """:func:`_params`, kept while none of them is drawn per animal (draws move with the animals)."""
@@ -117,7 +126,7 @@ class EnergySystem(System):
         body.reserve(n)
         none = body.none[:n]
         table = body.table
-        top, top_f32 = _top_speed(v)
+        top, top_f32 = body.top_speed()
         drain, recovery, _ = body.params("energy", ("drain", "recovery"))
         rate, starve_after, hunger_drawn = body.params("hunger", ("rate", "starve_after"))
         # a shared hunger rate is multiplied by dt as Python numbers, then added to the float32 hunger

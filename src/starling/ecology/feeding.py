@@ -22,6 +22,7 @@ from typing import Optional
 import numpy as np
 from numba import njit
 
+from ..environment.raycast import cast_rays
 from ..systems import Access, ComponentSpec, System, specs
 from . import items as I
 from .food import bite_amount
@@ -36,6 +37,7 @@ CHEW = ComponentSpec("chew", default=0.0)
 FLAGS = specs(("event_caught", "event_bit"))
 BODY_FOOD = (ComponentSpec("food", default=1.0), ComponentSpec("nutrition", default=1.0))
 HUNGER = ComponentSpec("hunger", default=1.0)
+_LIFT = np.float32([0.0, 0.5, 0.0])  # an item's ray to the ground starts this far above it
 
 
 def owned(species_cfg) -> tuple[ComponentSpec, ...]:
@@ -63,13 +65,36 @@ class _Eater:
         self.eats = eco is not None and (eco.eating is not None or eco.graze is not None)
         self.perception = Perception()
         self.cap = 0
+        self._hungry = np.full(1, np.float32(np.nan))
+        self._tagged: dict = {}  # food population -> (rows, points) buffers of its tagged items
 
     def reserve(self, n: int) -> None:
         if n > self.cap:
             self.cap = cap = max(n, int(self.cap * 1.5), 16)
             self.mouths = np.zeros((cap, 3), np.float32)
-            self.use = np.zeros(cap, np.bool_)
-            self.done = np.zeros(cap, np.bool_)
+            self.open = np.zeros(cap, np.bool_)
+            self.grazers = np.zeros(cap, np.int64)
+            self.origins = np.zeros((cap, 3), np.float32)
+            self.down = np.zeros((cap, 3), np.float32)
+            self.down[:, 1] = -1.0
+
+    def threshold(self, min_hunger) -> np.ndarray:
+        """``min_hunger`` as the kernel reads it: the drawn per-animal values, or one float32 (kept)."""
+        if isinstance(min_hunger, np.ndarray):
+            return min_hunger
+        if not self._hungry[0] == np.float32(min_hunger):
+            self._hungry = np.full(1, np.float32(min_hunger))
+        return self._hungry
+
+    def tagged(self, name: str, items, bits: int):
+        """``(rows, points)``: the rows and positions of ``items`` carrying any of ``bits``, in row order."""
+        n = items.n
+        rows, points = self._tagged.get(name, (None, None))
+        if rows is None or rows.shape[0] < n:
+            cap = max(n, 16)
+            rows, points = self._tagged[name] = np.zeros(cap, np.int64), np.zeros((cap, 3), np.float32)
+        k = _tagged_points(items.tags[:n], np.uint32(bits), items.position, rows, points)
+        return rows[:k], points[:k]
 
 
 class FeedingSystem(System):
@@ -86,6 +111,8 @@ class FeedingSystem(System):
             for spec in specs(I.COMPONENTS):
                 pop.add_component(spec)
         self.eaters = {v.name: _Eater(v) for v in ctx.species if v.kit}
+        self._origins = np.zeros((0, 3), np.float32)  # the items' downward rays (_ground_under)
+        self._down = np.zeros((0, 3), np.float32)
 
     def components(self) -> dict[str, Access]:
         out = {name: Access(owns=specs(I.COMPONENTS)) for name in ITEMS}
@@ -147,7 +174,12 @@ class FeedingSystem(System):
 
     # ------------------------------------------------------------------ eating
     def _eat(self, e: _Eater) -> None:
-        """Every eligible animal bites the nearest prey, food item or grass its mouth reaches (rows in order)."""
+        """Every eligible animal bites the nearest prey, food item or grass its mouth reaches (rows in order).
+
+        ``open_`` holds the eligible animals that have not eaten yet this step: every question is
+        asked with it, an animal that eats leaves it, and ``left`` counts who is still in it, so a
+        step in which nothing is within reach asks each question once and loops over nobody.
+        """
         ctx = self.ctx
         lifecycle = ctx.lifecycle
         v = e.view
@@ -155,35 +187,37 @@ class FeedingSystem(System):
         pop = v.pop
         n = pop.n
         e.reserve(n)
-        mouths, use, done = e.mouths[:n], e.use[:n], e.done[:n]
+        mouths, open_ = e.mouths[:n], e.open[:n]
         hunger = pop.component("hunger")
         chew = pop.component("chew")
-        min_hunger = v.get("eating", "min_hunger")
-        hungry = min_hunger if isinstance(min_hunger, np.ndarray) else np.full(1, np.float32(min_hunger))
-        if not _eligible(chew, hunger, hungry, use):
+        left = _eligible(chew, hunger, e.threshold(v.get("eating", "min_hunger")), open_)
+        if not left:
             return
         _mouth_points(pop.position, pop.forward, pop.up, *e.offset, mouths)
         reach = v.get("mouth", "reach")
-        radius = float(reach[use].max()) if isinstance(reach, np.ndarray) else float(reach)
-        done[:] = False
+        radius = float(reach[open_].max()) if isinstance(reach, np.ndarray) else float(reach)
 
         def reaches(row: int, dist) -> bool:
             r = float(reach[row]) if isinstance(reach, np.ndarray) else reach
             return not float(dist) > r
 
         def took(row: int, amount: float, nutrition: float) -> None:
+            nonlocal left
             satiation = v.value_at("hunger", "satiation", row) if v.eco.hunger is not None else 1.0
             hunger[row] = max(0.0, float(hunger[row]) - amount * nutrition * satiation)
             chew[row] = v.value_at("eating", "chew_time", row)
             pop.component("event_bit")[row] = 1.0
             lifecycle.count(v.name, "eaten")
-            done[row] = True
+            open_[row] = False
+            left -= 1
 
         for prey_name in eat.prey:
             prey = self.world.population(prey_name)
-            if prey.n == 0:
+            if prey.n == 0 or not left:
                 continue
-            nearest, dist = e.perception.nearest_in_reach(mouths, use & ~done, prey.position, radius)
+            nearest, dist, found = e.perception.nearest_in_reach(mouths, open_, prey.position, radius)
+            if not found:
+                continue
             prey_v = ctx.by_name[prey_name]
             for row in np.flatnonzero(nearest >= 0):
                 if not reaches(row, dist[row]):
@@ -193,26 +227,27 @@ class FeedingSystem(System):
                 if lifecycle.is_dying(prey_name, uid) or (prey_name == v.name and j == row):
                     continue
                 has_food = prey_v.has("food")
-                left = float(prey.component("food")[j]) if has_food else 1.0
+                left_food = float(prey.component("food")[j]) if has_food else 1.0
                 nutrition = float(prey.component("nutrition")[j]) if has_food else 1.0
-                amount = bite_amount(left, v.value_at("eating", "bite", row))
-                lifecycle.kill(prey_name, [uid], cause="caught", carcass_food=left - amount)
+                amount = bite_amount(left_food, v.value_at("eating", "bite", row))
+                lifecycle.kill(prey_name, [uid], cause="caught", carcass_food=left_food - amount)
                 lifecycle.count(v.name, "caught")
                 pop.component("event_caught")[row] = 1.0
                 took(row, amount, nutrition)
         bits = self.world.tag_bits(eat.food_tags)
         for food_name in eat.food:
             items = self.world.population(food_name)
-            if items.n == 0 or not (use & ~done).any():
+            if items.n == 0 or not left:
                 continue
             targets = items.position
             rows = None
             if bits:
-                rows = np.flatnonzero((items.tags & np.uint32(bits)) != 0)
+                rows, targets = e.tagged(food_name, items, bits)
                 if rows.size == 0:
                     continue
-                targets = np.ascontiguousarray(items.position[rows])
-            nearest, dist = e.perception.nearest_in_reach(mouths, use & ~done, targets, radius)
+            nearest, dist, found = e.perception.nearest_in_reach(mouths, open_, targets, radius)
+            if not found:
+                continue
             food = items.component("food")
             for row in np.flatnonzero(nearest >= 0):
                 if not reaches(row, dist[row]):
@@ -221,11 +256,11 @@ class FeedingSystem(System):
                 uid = int(items.uid[j])
                 if lifecycle.is_dying(food_name, uid) or (food_name == v.name and j == row):
                     continue
-                left = float(food[j])
-                if left <= 0.0:
+                left_food = float(food[j])
+                if left_food <= 0.0:
                     continue
-                amount = bite_amount(left, v.value_at("eating", "bite", row))
-                food[j] = left - amount
+                amount = bite_amount(left_food, v.value_at("eating", "bite", row))
+                food[j] = left_food - amount
                 if food[j] <= 1e-6:
                     food[j] = 0.0
                     if food_name in ctx.by_name:
@@ -233,43 +268,41 @@ class FeedingSystem(System):
                     else:
                         lifecycle.despawn(food_name, [uid])
                 took(row, amount, float(items.component("nutrition")[j]))
-        if v.eco.graze is not None and (use & ~done).any():
-            self._graze(v, np.flatnonzero(use & ~done), took)
+        if v.eco.graze is not None and left:
+            self._graze(e, open_, took)
 
-    def _graze(self, v, rows: np.ndarray, took) -> None:
+    def _graze(self, e: _Eater, open_: np.ndarray, took) -> None:
         """Animals nearly still over the grass layer bite it (grass never runs out)."""
         env = self.ctx.environment
         if env is None:
             return
-        from ..environment.raycast import cast_rays
-
+        v = e.view
         g = v.eco.graze
         pop = v.pop
-        speed = np.sqrt(np.einsum("ij,ij->i", pop.velocity[rows], pop.velocity[rows]))
-        rows = rows[speed <= g.max_speed]
-        if rows.size == 0:
+        k = _still_rows(open_, pop.velocity, pop.position, np.float32(g.max_speed), e.grazers, e.origins)
+        if k == 0:
             return
-        origins = np.ascontiguousarray(pop.position[rows], np.float32)
-        down = np.tile(np.float32([0.0, -1.0, 0.0]), (rows.size, 1))
-        hits = cast_rays(env, origins, down, g.reach, mask=env.mask(g.layers))
-        for row, on in zip(rows, hits.hit[:rows.size]):
-            if on:
-                took(row, v.value_at("eating", "bite", row), v.value_at("graze", "nutrition", row))
+        hits = cast_rays(env, e.origins[:k], e.down[:k], g.reach, mask=env.mask(g.layers))
+        for row in e.grazers[:k][hits.hit[:k]]:
+            took(row, v.value_at("eating", "bite", row), v.value_at("graze", "nutrition", row))
 
     # ------------------------------------------------------------------ items
     def _ground_under(self, pop):
         """Height of the ground under each item: the environment's surfaces, else the ground plane."""
         env = self.ctx.environment
-        if env is None or pop.n == 0:
+        n = pop.n
+        if env is None or n == 0:
             return self.ground
-        from ..environment.raycast import cast_rays
-
+        if self._down.shape[0] < n:
+            cap = max(n, int(self._down.shape[0] * 1.5), 16)
+            self._origins = np.zeros((cap, 3), np.float32)
+            self._down = np.zeros((cap, 3), np.float32)
+            self._down[:, 1] = -1.0
+        origins = np.add(pop.position, _LIFT, out=self._origins[:n])
         known = [name for name in ("terrain", "ground", "environment") if name in env.layers]
-        origins = pop.position.astype(np.float32) + np.float32([0.0, 0.5, 0.0])
-        down = np.tile(np.float32([0.0, -1.0, 0.0]), (pop.n, 1))
         reach = float(self.world.bounds_max[1] - self.world.bounds_min[1]) + 1.0
-        hits = cast_rays(env, origins, down, reach, mask=env.mask(known))
-        return np.where(hits.hit[:pop.n], hits.point[:pop.n, 1], self.ground)
+        hits = cast_rays(env, origins, self._down[:n], reach, mask=env.mask(known))
+        return np.where(hits.hit[:n], hits.point[:n, 1], self.ground)
 
     def spawn_apple(self, origin: np.ndarray, velocity: np.ndarray) -> None:
         """An apple of ``[ecology.apples]`` at ``origin`` moving at ``velocity`` (at the end of the step)."""
@@ -361,11 +394,44 @@ def _chew(chew, caught, bit, dt):
 
 @njit(cache=True, no_cfunc_wrapper=True)
 def _eligible(chew, hunger, min_hunger, use):
-    """``use[i]``: not chewing and at least ``min_hunger`` hungry (float32 comparisons); any eligible."""
-    found = False
+    """``use[i]``: not chewing and at least ``min_hunger`` hungry (float32 comparisons); how many are."""
+    found = 0
     for i in range(chew.shape[0]):
         m = min_hunger[i] if min_hunger.shape[0] > 1 else min_hunger[0]
         ok = chew[i] <= 0.0 and hunger[i] >= m
         use[i] = ok
-        found = found or ok
+        found += ok
     return found
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _tagged_points(tags, bits, position, rows, points):
+    """The rows carrying any of ``bits`` and their positions, in row order, into ``rows``/``points``; how many."""
+    k = 0
+    for j in range(tags.shape[0]):
+        if tags[j] & bits:
+            rows[k] = j
+            points[k, 0] = position[j, 0]
+            points[k, 1] = position[j, 1]
+            points[k, 2] = position[j, 2]
+            k += 1
+    return k
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _still_rows(use, velocity, position, max_speed, rows, origins):
+    """The used rows moving at most ``max_speed`` (float32 speed, as NumPy sums it) and their positions; how many."""
+    k = 0
+    for i in range(use.shape[0]):
+        if not use[i]:
+            continue
+        vx = velocity[i, 0]
+        vy = velocity[i, 1]
+        vz = velocity[i, 2]
+        if np.sqrt(vx * vx + vy * vy + vz * vz) <= max_speed:
+            rows[k] = i
+            origins[k, 0] = position[i, 0]
+            origins[k, 1] = position[i, 1]
+            origins[k, 2] = position[i, 2]
+            k += 1
+    return k

@@ -55,24 +55,29 @@ def step_items(pop, ground, water: Optional[float], phys: PhysicsConfig, lo, hi,
     n = pop.n
     if n == 0:
         return np.zeros(0, np.int64)
-    ground = np.broadcast_to(np.asarray(ground, np.float32), (n,))
+    ground = np.asarray(ground, np.float32).reshape(-1)  # one height for all, or one per item
     wet = water is not None
     w = 0.0 if water is None else float(water)
     expired = np.zeros(n, np.bool_)
     # numbers go in as NumPy would combine them with the float32 arrays (a Python number takes their type)
-    _step_items(pop.position, pop.velocity, pop.component("floats"), pop.component("item_age"),
-                pop.component("item_lifetime"), ground, wet, np.float32(w + 1e-6), np.float32(w),
-                np.float32(phys.gravity * dt), np.float32(np.exp(-phys.water_drag * dt)),
-                np.float32(phys.rise_speed), np.float32(-phys.sink_speed), np.float32(dt),
-                float(lo[0]), float(lo[2]), float(hi[0]), float(hi[2]), expired)
-    return pop.uid[expired].copy()
+    over = _step_items(pop.position, pop.velocity, pop.component("floats"), pop.component("item_age"),
+                       pop.component("item_lifetime"), ground, wet, np.float32(w + 1e-6), np.float32(w),
+                       np.float32(phys.gravity * dt), np.float32(np.exp(-phys.water_drag * dt)),
+                       np.float32(phys.rise_speed), np.float32(-phys.sink_speed), np.float32(dt),
+                       float(lo[0]), float(lo[2]), float(hi[0]), float(hi[2]), expired)
+    return pop.uid[expired].copy() if over else np.zeros(0, np.int64)
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
 def _step_items(pos, vel, floats, age, life, ground, wet, water_reach, water, fall, damp, rise, sink, dt,
                 lo_x, lo_z, hi_x, hi_z, expired):
-    """One step of ballistics per item (float32 throughout, the world box in float64)."""
+    """One step of ballistics per item (float32 throughout, the world box in float64); how many expired.
+
+    ``ground`` holds one height for every item, or one per item."""
+    over = 0
+    shared = ground.shape[0] == 1
     for i in range(pos.shape[0]):
+        floor = ground[0] if shared else ground[i]
         floating = floats[i] > 0.5
         in_water = wet and pos[i, 1] <= water_reach
         if in_water:  # the vertical motion is buoyancy, the drift fades
@@ -90,8 +95,8 @@ def _step_items(pos, vel, floats, age, life, ground, wet, water_reach, water, fa
         if wet and not in_water and floating and pos[i, 1] < water:  # it floats: the surface stops its fall
             pos[i, 1] = water
             vel[i, 1] = 0.0
-        if pos[i, 1] <= ground[i]:  # the ground stops everything
-            pos[i, 1] = ground[i]
+        if pos[i, 1] <= floor:  # the ground stops everything
+            pos[i, 1] = floor
             vel[i, 0] = 0.0
             vel[i, 1] = 0.0
             vel[i, 2] = 0.0
@@ -105,6 +110,8 @@ def _step_items(pos, vel, floats, age, life, ground, wet, water_reach, water, fa
             vel[i, 2] = 0.0
         age[i] += dt
         expired[i] = life[i] > 0 and age[i] >= life[i]
+        over += expired[i]
+    return over
 
 
 def throw_velocity(origin, target, flight_time: float, gravity: float) -> np.ndarray:

@@ -84,9 +84,12 @@ def _count_nearest(spos, sfwd, tpos, self_index, r2, cos_limit, sees_all, total,
 
 @njit(cache=True, no_cfunc_wrapper=True)
 def _nearest_in_reach(points, use, tpos, r2, nearest, distance):
-    """For every point with ``use[i]``: the nearest target with squared distance within ``r2`` (all round)."""
+    """For every point with ``use[i]``: the nearest target with squared distance within ``r2`` (all round).
+
+    Returns how many points found one (a caller acting on the few that did skips its loop on 0)."""
     n = points.shape[0]
     m = tpos.shape[0]
+    found = 0
     for i in range(n):
         best = -1
         best_d = np.float32(np.inf)
@@ -106,6 +109,8 @@ def _nearest_in_reach(points, use, tpos, r2, nearest, distance):
                         best_d = dist
         nearest[i] = best
         distance[i] = best_d
+        found += best >= 0
+    return found
 
 
 class Perception:
@@ -151,7 +156,8 @@ class Perception:
         return total, nearest, distance
 
     def nearest_in_reach(self, points, use, targets, radius: float):
-        """``(nearest, distance)`` of the nearest target within ``radius`` of each used point (-1, inf if none)."""
+        """``(nearest, distance, found)``: the nearest target within ``radius`` of each used point
+        (-1, inf if none), and how many points found one."""
         n = points.shape[0]
         m = targets.shape[0]
         self._reserve(n)
@@ -159,14 +165,14 @@ class Perception:
         if m == 0 or radius <= 0:
             nearest[:] = -1
             distance[:] = np.inf
-            return nearest, distance
+            return nearest, distance, 0
         if n * m <= BRUTE_MAX_PAIRS:
             r2, _, _ = query_thresholds(float(radius), 360.0)
-            _nearest_in_reach(points, use, targets, r2, nearest, distance)
-            return nearest, distance
+            found = _nearest_in_reach(points, use, targets, r2, nearest, distance)
+            return nearest, distance, int(found)
         # only the nearest is read, never how many more were in reach: the grid may stop early
         spec = NeighborQuerySpec(max_distance=float(radius), k=1, fov_deg=360.0, early_stop=True)
         nb = self._table = find_neighbors(points, np.zeros_like(points), targets, spec, out=self._table)
         nearest[:] = np.where(use, nb.index[:n, 0], -1)
         distance[:] = np.where(use, nb.distance[:n, 0], np.inf)
-        return nearest, distance
+        return nearest, distance, int(np.count_nonzero(nearest >= 0))
