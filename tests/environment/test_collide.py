@@ -258,3 +258,43 @@ def test_spheres_far_from_every_solid_move_exactly_as_collide_one_moves_them():
             np.testing.assert_array_equal(got.velocities, want[:, 3:6].astype(np.float32))
             np.testing.assert_array_equal(got.contacts, want[:, 6].astype(np.int8))
     assert (got.contacts == 0).sum() > n // 4  # many of them free, so the shortcut was taken
+
+
+@pytest.mark.parametrize("wrap", [False, True])
+def test_the_body_step_in_one_kernel_is_the_numpy_passes_around_collide_and_slide_bit_for_bit(wrap):
+    """``slide_moves`` (the environment system's serial step) against what it replaced: the move
+    as ``pos - start`` (its minimum image on a wrapping box), over dt, swept by ``collide_and_slide``,
+    then the positions and the velocities of the spheres that touched written back."""
+    from starling.environment.collide import slide_moves
+    from starling.world.layers import ALL_LAYERS
+
+    env = Environment.from_config(pasture_config(size=96, resolution=97, obstacles=150, seed=5))
+    rng = np.random.default_rng(7)
+    n, dt, radius = 2000, 0.1, 0.4
+    xz = rng.uniform(-35, 35, (n, 2))
+    y = env.height_at(xz[:, 0], xz[:, 1]) + rng.uniform(0.2, 2.0, n)
+    start = np.column_stack([xz[:, 0], y, xz[:, 1]]).astype(np.float32)
+    size = np.float32([80.0, 60.0, 80.0])
+    # where the world wraps, a few animals crossed a seam during the move (their plain offset is a period off)
+    step = rng.normal(scale=0.8, size=(n, 3)).astype(np.float32)
+    crossed = rng.random(n) < 0.1
+    pos = start + step + (np.where(crossed[:, None], size * rng.choice([-1, 1], (n, 3)), 0).astype(np.float32)
+                          if wrap else 0)
+    vel = rng.normal(scale=3.0, size=(n, 3)).astype(np.float32)
+    move = pos - start
+    if wrap:
+        move -= size * np.round(move / size)
+    want = collide_and_slide(env, start, move / np.float32(dt), dt, radius, ALL_LAYERS, SKIN, parallel=False)
+    want_pos = want.positions.copy()
+    want_vel = vel.copy()
+    touched = want.contacts > 0
+    want_vel[touched] = want.velocities[touched]
+    got_pos, got_vel = pos.copy(), vel.copy()
+    out = SlideResult(np.zeros((n, 3), np.float32), np.zeros((n, 3), np.float32), np.zeros(n, np.int8))
+    slide_moves(env.arrays, got_pos, got_vel, start, float(dt), np.float32(dt), wrap,
+                size if wrap else np.zeros(3, np.float32), np.full(1, radius), SKIN, np.int64(ALL_LAYERS),
+                np.ones(1, np.bool_), np.zeros((n, 3), np.float32), out.positions, out.velocities, out.contacts)
+    assert touched.sum() > 50 and (~touched).sum() > 50  # both kinds of rows are in the comparison
+    np.testing.assert_array_equal(got_pos, want_pos)
+    np.testing.assert_array_equal(got_vel, want_vel)
+    np.testing.assert_array_equal(out.contacts, want.contacts)

@@ -43,10 +43,10 @@ from ..kernel_calls import CallSite
 from ..steering import registry
 from ..steering.params import StrictModel
 from ..systems import System
-from .config import BoxConfig, CapsuleConfig, CylinderConfig, EnvironmentConfig, PlaneConfig, SphereConfig
+from .config import EnvironmentConfig
 from .errors import EnvironmentError_
-from ..world.layers import DEFAULT_LAYERS
-from .rotations import rotation_matrix
+from ..world.layers import ALL_LAYERS, DEFAULT_LAYERS
+from .drawing import describe
 from .terrain import height_and_normal
 from .water import in_region
 
@@ -293,6 +293,11 @@ def _out_of_medium(medium, pos, tol, ter_h, tf, wf, wi, poly):
 
 # ---------------------------------------------------------------------------------------------- the system
 
+# the sweep's arguments where nothing wraps, and its every-sphere-is-active flag
+_NO_BOX = np.zeros(3, np.float32)
+_ACTIVE = np.ones(1, np.bool_)
+
+
 @dataclass
 class Body:
     """A species as the environment sees it."""
@@ -307,6 +312,8 @@ class Body:
     skin: float
     start: np.ndarray  # positions at the start of the step (capacity, 3)
     out: Optional[object] = None  # reusable SlideResult buffers (capacity rows)
+    moved: Optional[np.ndarray] = None  # the step's moves as velocities (capacity, 3), for the sweep
+    radii: Optional[np.ndarray] = None  # the radius as the sweep takes it: (1,) float64
     # the medium kernel's compiled entry points for this species (starling.kernel_calls)
     kernel_calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)
 
@@ -450,12 +457,13 @@ class EnvironmentSystem(System):
             body.start[: pop.n] = pop.position
 
     def after_move(self, sim, dt: float) -> None:
-        from .collide import SlideResult, collide_and_slide
+        from .collide import SlideResult, collide_and_slide, slide_moves
         from ..steering.pipeline import PARALLEL_THRESHOLD
 
         env = self.environment
         a = env.arrays
         world = sim.world
+        size = (world.bounds_max - world.bounds_min).astype(np.float32) if world.wrap else _NO_BOX
         for body in self.bodies:
             pop = sim.population(body.name)
             n = pop.n
@@ -465,20 +473,28 @@ class EnvironmentSystem(System):
             pos = pop.position
             vel = pop.velocity
             if body.mask:
-                move = pos - start
-                if world.wrap:
-                    size = (world.bounds_max - world.bounds_min).astype(np.float32)
-                    move -= size * np.round(move / size)
                 if body.out is None or body.out.positions.shape[0] < n:
                     cap = pop.capacity
                     body.out = SlideResult(np.zeros((cap, 3), np.float32), np.zeros((cap, 3), np.float32),
                                            np.zeros(cap, np.int8))
-                out = SlideResult(body.out.positions[:n], body.out.velocities[:n], body.out.contacts[:n])
-                collide_and_slide(env, start, move / np.float32(dt), dt, body.radius, body.mask, body.skin,
-                                  out=out, parallel=n >= PARALLEL_THRESHOLD)
-                pos[:] = out.positions
-                touched = out.contacts > 0
-                vel[touched] = out.velocities[touched]
+                    body.moved = np.zeros((cap, 3), np.float32)
+                    body.radii = np.full(1, float(body.radius))
+                out = body.out
+                if n < PARALLEL_THRESHOLD:
+                    body.kernel_calls(slide_moves, n, a, pos, vel, start, float(dt), np.float32(dt), world.wrap, size,
+                                      body.radii, float(body.skin),
+                                      np.int64(int(body.mask) & ALL_LAYERS), _ACTIVE, body.moved[:n],
+                                      out.positions[:n], out.velocities[:n], out.contacts[:n])
+                else:
+                    move = pos - start
+                    if world.wrap:
+                        move -= size * np.round(move / size)
+                    out = SlideResult(out.positions[:n], out.velocities[:n], out.contacts[:n])
+                    collide_and_slide(env, start, move / np.float32(dt), dt, body.radius, body.mask, body.skin,
+                                      out=out, parallel=True)
+                    pos[:] = out.positions
+                    touched = out.contacts > 0
+                    vel[touched] = out.velocities[touched]
             body.kernel_calls(_keep_in_medium, n, MEDIA.index(body.medium), pos, vel, start, float(body.radius),
                               float(body.offset), a.ter_h, a.ter_f, a.w_f, a.w_i, a.w_poly, self.held)
 
@@ -535,91 +551,6 @@ def _sample_region(spawn, k: int, rng: np.random.Generator) -> np.ndarray:
         d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-12)
         pts = center + d * spawn.radius * rng.random((k, 1)) ** (1.0 / 3.0)
     return pts.astype(np.float32)
-
-
-# ---------------------------------------------------------------------------------------------- drawing
-
-def _euler_xyz(rot: np.ndarray) -> list[float]:
-    """Degrees ``(x, y, z)`` of a rotation matrix in three.js' default ``XYZ`` Euler order (R = Rx Ry Rz)."""
-    m = np.asarray(rot, np.float64)
-    y = math.asin(max(-1.0, min(1.0, m[0, 2])))
-    if abs(m[0, 2]) < 0.9999999:
-        x = math.atan2(-m[1, 2], m[2, 2])
-        z = math.atan2(-m[0, 1], m[0, 0])
-    else:
-        x = math.atan2(m[2, 1], m[1, 1])
-        z = 0.0
-    return [round(math.degrees(v), 4) for v in (x, y, z)]
-
-
-def _y_to(axis) -> np.ndarray:
-    """The smallest rotation taking +y to the unit ``axis``."""
-    a = np.asarray(axis, np.float64)
-    a = a / np.linalg.norm(a)
-    y = np.array([0.0, 1.0, 0.0])
-    c = float(a @ y)
-    if c > 1 - 1e-12:
-        return np.eye(3)
-    if c < -1 + 1e-12:
-        return np.diag([1.0, -1.0, -1.0])
-    v = np.cross(y, a)
-    vx = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-    return np.eye(3) + vx + vx @ vx / (1 + c)
-
-
-def _r(values, digits: int = 4) -> list[float]:
-    return [round(float(v), digits) for v in values]
-
-
-def describe(env) -> dict:
-    """What a viewer draws, in the browser protocol's ``Environment`` shape (``docs/protocol.md``):
-    the terrain's height grid and extents, the (largest) water surface, the primitives as obstacles
-    (capsules as a cylinder and two spheres) and the mesh triangles."""
-    out: dict = {"obstacles": []}
-    t = env.terrain
-    if t is not None:
-        nz, nx = t.heights.shape
-        out["terrain"] = {
-            "origin": [float(t.x0), float(t.z0)],
-            "size": [float(t.dx * (nx - 1)), float(t.dz * (nz - 1))],
-            "resolution": [int(nx), int(nz)],
-            "heights": _r(t.heights.ravel(), 3),
-        }
-    w = env.water
-    if len(w):
-        box = w.box
-        big = int(np.argmax((box[:, 2] - box[:, 0]) * (box[:, 3] - box[:, 1])))
-        out["water"] = {"level": float(w.surface[big]), "bounds_min": _r(box[big, :2]), "bounds_max": _r(box[big, 2:])}
-    obstacles = out["obstacles"]
-    # No colours: the viewer colours obstacles by their shape (trunk, canopy, rock).
-    for s in env.shapes:
-        if getattr(s, "layer", "environment") == "fake_walls":
-            continue  # invisible barriers are not drawn
-        if isinstance(s, SphereConfig):
-            obstacles.append({"shape": "sphere", "center": _r(s.center), "radius": float(s.radius)})
-        elif isinstance(s, BoxConfig):
-            center, half = s.resolved()
-            rot = rotation_matrix(s.yaw_pitch_roll_deg, s.quaternion)
-            obstacles.append({"shape": "box", "center": _r(center), "size": _r(2 * np.asarray(half)),
-                              "rotation_deg": _euler_xyz(rot)})
-        elif isinstance(s, (CylinderConfig, CapsuleConfig)):
-            a = np.asarray(s.base, np.float64)
-            u = np.asarray(s.axis, np.float64) / np.linalg.norm(s.axis)
-            b = a + u * s.height
-            if s.height > 0:
-                obstacles.append({"shape": "cylinder", "center": _r((a + b) / 2), "radius": float(s.radius),
-                                  "height": float(s.height), "rotation_deg": _euler_xyz(_y_to(u))})
-            if isinstance(s, CapsuleConfig):
-                for end in (a, b) if s.height > 0 else (a,):
-                    obstacles.append({"shape": "sphere", "center": _r(end), "radius": float(s.radius)})
-        elif isinstance(s, PlaneConfig):
-            continue  # unbounded; the world box's floor shows it
-    tri = env.arrays.tri_f
-    if tri.shape[0]:
-        v0 = tri[:, 0:3]
-        corners = np.concatenate([v0, v0 + tri[:, 3:6], v0 + tri[:, 6:9]], axis=1)
-        out["meshes"] = [{"positions": _r(corners.ravel(), 3)}]
-    return out
 
 
 # ---------------------------------------------------------------------------------------------- registration
