@@ -61,7 +61,7 @@ from .spherecast import sphere_cast
 from .terrain import box_clear_of_terrain, ray_heightfield
 from .water import ray_water
 
-__all__ = ["PARALLEL_THRESHOLD", "RayHits", "cast_range", "cast_rays", "inside_solid", "sphere_cast"]
+__all__ = ["PARALLEL_THRESHOLD", "RayHits", "cast_into", "cast_range", "cast_rays", "inside_solid", "sphere_cast"]
 
 
 @_jit
@@ -496,14 +496,21 @@ def cast_rays(env, origins: np.ndarray, directions: np.ndarray, max_distance, ma
     r = o.shape[0]
     maxd = _per_row(max_distance, r, "max_distance")
     res = _outputs(out, r)
-    if r == 0:
-        return res
-    use_parallel = r >= PARALLEL_THRESHOLD if parallel is None else parallel
-    kernel = _cast_parallel if use_parallel else _cast_serial
-    args = (env.arrays, o, d, maxd, np.int64(int(mask) & ALL_LAYERS), res.hit, res.distance, res.point, res.normal,
-            res.layer)
-    # every argument's type is fixed above, so the environment's call site may skip Numba's typing
-    # of its geometry on each call (starling.kernel_calls)
-    env.kernel_calls(kernel, r, *args)
+    cast_into(env, o, d, maxd, int(mask), res, r >= PARALLEL_THRESHOLD if parallel is None else parallel)
     return res
+
+
+def cast_into(env, origins: np.ndarray, directions: np.ndarray, maxd: np.ndarray, mask: int, out: RayHits,
+              parallel: bool) -> None:
+    """:func:`cast_rays` for a caller whose arguments already have the kernel's types, checked by nobody:
+    ``(r, 3)`` C-ordered float32 origins and directions, a ``(1,)`` or ``(r,)`` float32 ``maxd``, an int
+    ``mask`` and ``out`` of exactly ``r`` rows (the steering pipeline's ray groups, every step)."""
+    r = origins.shape[0]
+    if r == 0:
+        return
+    kernel = _cast_parallel if parallel else _cast_serial
+    # every argument's type is fixed, so the environment's call site may skip Numba's typing
+    # of its geometry on each call (starling.kernel_calls)
+    env.kernel_calls(kernel, r, env.arrays, origins, directions, maxd, np.int64(mask & ALL_LAYERS), out.hit,
+                     out.distance, out.point, out.normal, out.layer)
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import builders
+from . import raycast as _raycast
 from .config import (
     BoxConfig,
     CapsuleConfig,
@@ -476,6 +477,11 @@ class Environment:
         from .raycast import cast_rays
 
         return cast_rays(self, origins, directions, max_distance, self.mask(mask), out=out, parallel=parallel)
+
+    def cast_into(self, origins, directions, maxd, mask: int, out, parallel: bool) -> None:
+        """:func:`starling.environment.raycast.cast_into`: a cast whose arguments already have the kernel's
+        types (``out``: :meth:`allocate_hits` rows, exactly one per ray), for a caller that casts every step."""
+        _raycast.cast_into(self, origins, directions, maxd, mask, out, parallel)
 
     @staticmethod
     def allocate_hits(rows: int):

@@ -193,10 +193,10 @@ def behavior(
 
     * simple:   ``kernel(agents, params, time, dt, out)``
     * neighbor: ``kernel(agents, others, neighbors, params, time, dt, out)`` where
-      ``neighbors`` is a :class:`~starling.steering.pipeline.NeighborView` with the
+      ``neighbors`` is a :class:`~starling.steering.groups.NeighborView` with the
       shared per-pair ``distance``, ``angle`` and unit ``direction``
     * ray:      ``kernel(agents, hits, params, time, dt, out)`` where ``hits`` is a
-      :class:`~starling.steering.pipeline.RayView` of the group's ray casts, one row of
+      :class:`~starling.steering.groups.RayView` of the group's ray casts, one row of
       ``r`` rays per animal: ``hit (n,r)`` bool, ``distance (n,r)``, ``point (n,r,3)``,
       ``normal (n,r,3)`` (unit, facing the ray's origin), ``layer (n,r)`` and the ray
       ``direction (n,r,3)``; ray params usually subclass :class:`RayBehaviorParams`

@@ -66,7 +66,7 @@ class Gathered:
 def gather(world: World, group, shared: Optional[dict] = None):
     """Concatenate the arrays of every target species' rows that pass the tag filters.
 
-    ``group`` is a pipeline's :class:`~starling.steering.pipeline.NeighborGroup`: its targets,
+    ``group`` is a pipeline's :class:`~starling.steering.groups.NeighborGroup`: its targets,
     tag bits, ``target_components`` and ``gather_key`` say what to gather, and its ``gathered``
     holds the buffers. ``shared`` (see :meth:`~starling.steering.pipeline.SpeciesPipeline.compute`) holds this
     step's gathers by what they gathered; a gather found there is returned as it is (its

@@ -308,7 +308,14 @@ def generate_rays(spec: RayQuerySpec, positions: np.ndarray, forwards: np.ndarra
         out = out._replace(max_distance=spec.max_distance, count=count)
     if n == 0:
         return out
-    offset = np.asarray(spec.origin_offset, dtype=np.float64)
-    kernel = _rays_parallel if n >= _PARALLEL_THRESHOLD else _rays_serial
-    kernel(pos, fwd, up, pat, offset, spec.mode, out.origins, out.directions)
+    fill_rays(spec, pos, fwd, up, pat, np.asarray(spec.origin_offset, dtype=np.float64), out)
     return out
+
+
+def fill_rays(spec: RayQuerySpec, positions: np.ndarray, forwards: np.ndarray, ups: np.ndarray, pattern: np.ndarray,
+              offset: np.ndarray, out: Rays) -> None:
+    """:func:`generate_rays` for a caller whose arguments already have the kernel's types, checked by nobody:
+    C-ordered float32 ``(n, 3)`` positions, forwards and ups (or one ``(1, 3)`` up), the float64 pattern and
+    ``origin_offset``, and ``out`` of exactly ``n * count`` rows (the steering pipeline, every step)."""
+    kernel = _rays_parallel if positions.shape[0] >= _PARALLEL_THRESHOLD else _rays_serial
+    kernel(positions, forwards, ups, pattern, offset, spec.mode, out.origins, out.directions)
