@@ -404,16 +404,22 @@ def _eligible(chew, hunger, min_hunger, use):
     return found
 
 
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)  # array arguments: a call (see docs/performance.md)
+def _keep_row(position, j, k, rows, points):
+    """Row ``j`` and its position, written at ``k`` of ``rows`` and ``points``."""
+    rows[k] = j
+    points[k, 0] = position[j, 0]
+    points[k, 1] = position[j, 1]
+    points[k, 2] = position[j, 2]
+
+
 @njit(cache=True, no_cfunc_wrapper=True)
 def _tagged_points(tags, bits, position, rows, points):
     """The rows carrying any of ``bits`` and their positions, in row order, into ``rows``/``points``; how many."""
     k = 0
     for j in range(tags.shape[0]):
         if tags[j] & bits:
-            rows[k] = j
-            points[k, 0] = position[j, 0]
-            points[k, 1] = position[j, 1]
-            points[k, 2] = position[j, 2]
+            _keep_row(position, j, k, rows, points)
             k += 1
     return k
 
@@ -429,9 +435,6 @@ def _still_rows(use, velocity, position, max_speed, rows, origins):
         vy = velocity[i, 1]
         vz = velocity[i, 2]
         if np.sqrt(vx * vx + vy * vy + vz * vz) <= max_speed:
-            rows[k] = i
-            origins[k, 0] = position[i, 0]
-            origins[k, 1] = position[i, 1]
-            origins[k, 2] = position[i, 2]
+            _keep_row(position, i, k, rows, origins)
             k += 1
     return k
