@@ -155,3 +155,17 @@ def test_a_copied_simulation_gathers_its_own_animals():
     group = _pipeline(copy, "hawk").groups[0]
     _check(gather(copy.world, group), _oracle(copy, ["west", "east"], bit))
     np.testing.assert_array_equal(copy.population("hawk").position, sim.population("hawk").position)
+
+
+def test_the_tag_filter_keeps_the_rows_numpy_keeps():
+    """The filter's kernel against its NumPy definition: a row passes with one of the included
+    tags (any row when none is asked for) and none of the excluded ones, in row order."""
+    from starling.steering.targets import _passing
+
+    tags = np.random.default_rng(5).integers(0, 16, 400).astype(np.uint32)
+    rows = np.zeros(400, np.int64)
+    for include, exclude in [(0, 4), (3, 0), (3, 4), (8, 8), (0, 0)]:
+        keep = np.ones(400, bool) if not include else (tags & np.uint32(include)) != 0
+        keep &= (tags & np.uint32(exclude)) == 0
+        k = _passing(tags, np.uint32(include), np.uint32(exclude), rows)
+        np.testing.assert_array_equal(rows[:k], np.flatnonzero(keep), err_msg=f"include {include}, exclude {exclude}")

@@ -14,6 +14,7 @@ from collections import namedtuple
 from typing import Optional
 
 import numpy as np
+from numba import njit
 
 from ..world import World
 from ..world.population import agent_tuple_type
@@ -44,6 +45,7 @@ class Gathered:
         self.sources = [[getattr(t, f) for t in targets] for f in fields._fields]
         self.arrays = [np.zeros((capacity,) + like[0].shape[1:], like[0].dtype) for like in self.sources]
         self.whole = False  # species and rows hold the unfiltered order of every target's rows
+        self.passing = [np.zeros(max(size, 1), np.int64) for size in self.sizes]  # each target's rows a filter keeps
 
     def __getstate__(self) -> dict:
         # the sources are views of the populations' buffers, which a copy or a pickle would not
@@ -96,7 +98,7 @@ def _gather_now(world: World, group):
         common = group.target_components.intersection(*(t.component_names for t in targets))
         fields = agent_tuple_type(common) if common else CoreAgents
         buf = group.gathered = Gathered(key, fields, targets)
-    picked = _filter(targets, group) if group.include_bits or group.exclude_bits else None
+    picked = _filter(targets, group, buf) if group.include_bits or group.exclude_bits else None
     if picked is None:  # every row of every target
         total = buf.whole_total
         if not buf.whole:
@@ -129,25 +131,34 @@ def _gather_now(world: World, group):
     return buf.fields(*arrays), species_idx, rows_out
 
 
-def _filter(targets, group):
+def _filter(targets, group, buf: Gathered):
     """Each target's rows that pass the group's tag filters (None: every row), or None when
     every row of every target passes (the usual case: a filter that drops nobody)."""
     include = np.uint32(group.include_bits)
     exclude = np.uint32(group.exclude_bits)
     picked = []
     dropped = False
-    for target in targets:
-        tags = target.tags
-        keep = (tags & include) != 0 if include else None
-        if exclude:
-            clear = (tags & exclude) == 0
-            keep = clear if keep is None else keep & clear
-        if keep.all():
+    for target, rows in zip(targets, buf.passing):
+        k = _passing(target.tags, include, exclude, rows)
+        if k == target.n:
             picked.append(None)
         else:
-            picked.append(np.flatnonzero(keep))
+            picked.append(rows[:k])
             dropped = True
     return picked if dropped else None
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _passing(tags, include, exclude, rows):
+    """The rows whose tags carry one of ``include`` (any row when it is 0) and none of ``exclude``, in
+    order, into ``rows``; how many."""
+    k = 0
+    for j in range(tags.shape[0]):
+        t = tags[j]
+        if (include == 0 or (t & include) != 0) and (t & exclude) == 0:
+            rows[k] = j
+            k += 1
+    return k
 
 
 class JointQuery:
