@@ -177,7 +177,7 @@ def test_the_feeding_kernels_pick_the_rows_numpy_picks():
     """The feeding system's one-pass helpers against the NumPy they replaced: the items carrying
     a tag (rows and positions, in order), and the eligible animals still enough to graze (their
     float32 speed as NumPy sums it, against the float32 limit)."""
-    from starling.ecology.feeding import _still_rows, _tagged_points
+    from starling.ecology.feeding import _still_rows, tagged_points
 
     rng = np.random.default_rng(3)
     n = 500
@@ -185,7 +185,7 @@ def test_the_feeding_kernels_pick_the_rows_numpy_picks():
     pos = rng.normal(size=(n, 3)).astype(np.float32)
     rows, points = np.zeros(n, np.int64), np.zeros((n, 3), np.float32)
     for bits in (1, 6, 8):
-        k = _tagged_points(tags, np.uint32(bits), pos, rows, points)
+        k = tagged_points(tags, np.uint32(bits), pos, rows, points)
         want = np.flatnonzero((tags & np.uint32(bits)) != 0)
         np.testing.assert_array_equal(rows[:k], want)
         np.testing.assert_array_equal(points[:k], pos[want])

@@ -160,12 +160,12 @@ def test_a_copied_simulation_gathers_its_own_animals():
 def test_the_tag_filter_keeps_the_rows_numpy_keeps():
     """The filter's kernel against its NumPy definition: a row passes with one of the included
     tags (any row when none is asked for) and none of the excluded ones, in row order."""
-    from starling.steering.targets import _passing
+    from starling.world.tags import rows_with_tags
 
     tags = np.random.default_rng(5).integers(0, 16, 400).astype(np.uint32)
     rows = np.zeros(400, np.int64)
     for include, exclude in [(0, 4), (3, 0), (3, 4), (8, 8), (0, 0)]:
         keep = np.ones(400, bool) if not include else (tags & np.uint32(include)) != 0
         keep &= (tags & np.uint32(exclude)) == 0
-        k = _passing(tags, np.uint32(include), np.uint32(exclude), rows)
+        k = rows_with_tags(tags, np.uint32(include), np.uint32(exclude), rows)
         np.testing.assert_array_equal(rows[:k], np.flatnonzero(keep), err_msg=f"include {include}, exclude {exclude}")

@@ -61,9 +61,7 @@ class _Body:
         self._params: dict = {}
         # the mover's top speed shared by every animal: one array for the body's life (a reconfiguration builds
         # a new body); drawn top speeds are read from the animals every step
-        varied = "max_speed" in view.cfg.mover.varied or (view.variation is not None
-                                                          and view.variation.max_speed is not None)
-        self._top = None if varied else _top_speed(view)
+        self._top = None if view.max_speed_drawn or view.speed_factor_drawn else _top_speed(view)
 
     def top_speed(self):
         """:func:`_top_speed` of the body's species."""
@@ -103,11 +101,11 @@ class EnergySystem(System):
         for name, body in self.bodies.items():
             v = body.view
             reads = []
-            if v.variation is not None and v.variation.max_speed is not None:
+            if v.speed_factor_drawn:
                 reads.append(ComponentSpec("var_max_speed", default=1.0))
             if body.drain_ids is not None:
                 reads.append(ComponentSpec("state"))
-            if "max_speed" in v.cfg.mover.varied:
+            if v.max_speed_drawn:
                 reads.append(ComponentSpec("mover_max_speed"))
             out[name] = Access(owns=body.owns + body.drawn, reads=tuple(reads))
         return out
@@ -193,8 +191,8 @@ def _top_speed(v):
     The speed fraction is ``|v| / top`` clipped to [0, 1]; NumPy divides in float32 only when
     the top speed is the mover's number times the float32 ``var_max_speed`` draws.
     """
-    varied_mover = "max_speed" in v.cfg.mover.varied
-    varied = v.variation is not None and v.variation.max_speed is not None
+    varied_mover = v.max_speed_drawn
+    varied = v.speed_factor_drawn
     if varied and not varied_mover:
         # float64 holds the float32 draws exactly and the kernel rounds them back to float32: one compiled
         # signature for every species (a float32 array here would be a second compilation of the kernel)

@@ -24,6 +24,7 @@ from numba import njit
 
 from ..environment.raycast import cast_rays
 from ..systems import Access, ComponentSpec, System, specs
+from ..world.tags import rows_with_tags
 from . import items as I
 from .food import bite_amount
 from .perception import Perception
@@ -38,6 +39,23 @@ FLAGS = specs(("event_caught", "event_bit"))
 BODY_FOOD = (ComponentSpec("food", default=1.0), ComponentSpec("nutrition", default=1.0))
 HUNGER = ComponentSpec("hunger", default=1.0)
 _LIFT = np.float32([0.0, 0.5, 0.0])  # an item's ray to the ground starts this far above it
+
+
+class _DownRays:
+    """Buffers for rays cast straight down (grass under a grazer, the ground under an item), kept
+    between steps: ``take(n)`` gives ``n`` rows of origins to fill and of ``(0, -1, 0)`` directions."""
+
+    def __init__(self):
+        self.origins = np.zeros((0, 3), np.float32)
+        self.down = np.zeros((0, 3), np.float32)
+
+    def take(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.down.shape[0] < n:
+            cap = max(n, int(self.down.shape[0] * 1.5), 16)
+            self.origins = np.zeros((cap, 3), np.float32)
+            self.down = np.zeros((cap, 3), np.float32)
+            self.down[:, 1] = -1.0
+        return self.origins[:n], self.down[:n]
 
 
 def owned(species_cfg) -> tuple[ComponentSpec, ...]:
@@ -67,6 +85,7 @@ class _Eater:
         self.cap = 0
         self._hungry = np.full(1, np.float32(np.nan))
         self._tagged: dict = {}  # food population -> (rows, points) buffers of its tagged items
+        self.rays = _DownRays()  # the grazers' rays to the grass
 
     def reserve(self, n: int) -> None:
         if n > self.cap:
@@ -74,9 +93,6 @@ class _Eater:
             self.mouths = np.zeros((cap, 3), np.float32)
             self.open = np.zeros(cap, np.bool_)
             self.grazers = np.zeros(cap, np.int64)
-            self.origins = np.zeros((cap, 3), np.float32)
-            self.down = np.zeros((cap, 3), np.float32)
-            self.down[:, 1] = -1.0
 
     def threshold(self, min_hunger) -> np.ndarray:
         """``min_hunger`` as the kernel reads it: the drawn per-animal values, or one float32 (kept)."""
@@ -93,7 +109,7 @@ class _Eater:
         if rows is None or rows.shape[0] < n:
             cap = max(n, 16)
             rows, points = self._tagged[name] = np.zeros(cap, np.int64), np.zeros((cap, 3), np.float32)
-        k = _tagged_points(items.tags[:n], np.uint32(bits), items.position, rows, points)
+        k = tagged_points(items.tags, np.uint32(bits), items.position, rows, points)
         return rows[:k], points[:k]
 
 
@@ -111,8 +127,7 @@ class FeedingSystem(System):
             for spec in specs(I.COMPONENTS):
                 pop.add_component(spec)
         self.eaters = {v.name: _Eater(v) for v in ctx.species if v.kit}
-        self._origins = np.zeros((0, 3), np.float32)  # the items' downward rays (_ground_under)
-        self._down = np.zeros((0, 3), np.float32)
+        self._rays = _DownRays()  # the items' rays to the ground under them (_ground_under)
 
     def components(self) -> dict[str, Access]:
         out = {name: Access(owns=specs(I.COMPONENTS)) for name in ITEMS}
@@ -279,10 +294,11 @@ class FeedingSystem(System):
         v = e.view
         g = v.eco.graze
         pop = v.pop
-        k = _still_rows(open_, pop.velocity, pop.position, np.float32(g.max_speed), e.grazers, e.origins)
+        origins, down = e.rays.take(pop.n)
+        k = _still_rows(open_, pop.velocity, pop.position, np.float32(g.max_speed), e.grazers, origins)
         if k == 0:
             return
-        hits = cast_rays(env, e.origins[:k], e.down[:k], g.reach, mask=env.mask(g.layers))
+        hits = cast_rays(env, origins[:k], down[:k], g.reach, mask=env.mask(g.layers))
         for row in e.grazers[:k][hits.hit[:k]]:
             took(row, v.value_at("eating", "bite", row), v.value_at("graze", "nutrition", row))
 
@@ -293,15 +309,11 @@ class FeedingSystem(System):
         n = pop.n
         if env is None or n == 0:
             return self.ground
-        if self._down.shape[0] < n:
-            cap = max(n, int(self._down.shape[0] * 1.5), 16)
-            self._origins = np.zeros((cap, 3), np.float32)
-            self._down = np.zeros((cap, 3), np.float32)
-            self._down[:, 1] = -1.0
-        origins = np.add(pop.position, _LIFT, out=self._origins[:n])
+        origins, down = self._rays.take(n)
+        np.add(pop.position, _LIFT, out=origins)
         known = [name for name in ("terrain", "ground", "environment") if name in env.layers]
         reach = float(self.world.bounds_max[1] - self.world.bounds_min[1]) + 1.0
-        hits = cast_rays(env, origins, self._down[:n], reach, mask=env.mask(known))
+        hits = cast_rays(env, origins, down, reach, mask=env.mask(known))
         return np.where(hits.hit[:n], hits.point[:n, 1], self.ground)
 
     def spawn_apple(self, origin: np.ndarray, velocity: np.ndarray) -> None:
@@ -404,23 +416,10 @@ def _eligible(chew, hunger, min_hunger, use):
     return found
 
 
-@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)  # array arguments: a call (see docs/performance.md)
-def _keep_row(position, j, k, rows, points):
-    """Row ``j`` and its position, written at ``k`` of ``rows`` and ``points``."""
-    rows[k] = j
-    points[k, 0] = position[j, 0]
-    points[k, 1] = position[j, 1]
-    points[k, 2] = position[j, 2]
-
-
-@njit(cache=True, no_cfunc_wrapper=True)
-def _tagged_points(tags, bits, position, rows, points):
+def tagged_points(tags, bits, position, rows, points) -> int:
     """The rows carrying any of ``bits`` and their positions, in row order, into ``rows``/``points``; how many."""
-    k = 0
-    for j in range(tags.shape[0]):
-        if tags[j] & bits:
-            _keep_row(position, j, k, rows, points)
-            k += 1
+    k = rows_with_tags(tags, bits, np.uint32(0), rows)
+    np.take(position, rows[:k], axis=0, out=points[:k])
     return k
 
 
@@ -435,6 +434,9 @@ def _still_rows(use, velocity, position, max_speed, rows, origins):
         vy = velocity[i, 1]
         vz = velocity[i, 2]
         if np.sqrt(vx * vx + vy * vy + vz * vz) <= max_speed:
-            _keep_row(position, i, k, rows, origins)
+            rows[k] = i
+            origins[k, 0] = position[i, 0]
+            origins[k, 1] = position[i, 1]
+            origins[k, 2] = position[i, 2]
             k += 1
     return k

@@ -60,6 +60,9 @@ class SpeciesView:
         self.brain_cfg = getattr(self.cfg, "brain", None)
         self.variation = getattr(self.cfg, "variation", None)
         self.mover_max = float(self.cfg.mover.max_speed)
+        #: whose top speed differs per animal: the mover's max_speed drawn per animal, and/or a drawn factor on it
+        self.max_speed_drawn = "max_speed" in self.cfg.mover.varied
+        self.speed_factor_drawn = self.variation is not None and self.variation.max_speed is not None
         #: a species with any ecology section carries the kit of components the systems keep
         self.kit = any(getattr(self.cfg, s, None) is not None for s in SPECIES_SECTIONS)
         previous = getattr(sim, "previous_scenario", None)
@@ -118,9 +121,9 @@ class SpeciesView:
     def top_speed(self):
         """Each animal's own top speed (the mover's, drawn per animal or not, times its drawn factor)."""
         top = self.mover_max
-        if "max_speed" in self.cfg.mover.varied:
+        if self.max_speed_drawn:
             top = self.pop.component("mover_max_speed").astype(np.float64)
-        if self.variation is not None and self.variation.max_speed is not None:
+        if self.speed_factor_drawn:
             return top * self.pop.component("var_max_speed")
         return top
 

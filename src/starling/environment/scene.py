@@ -474,9 +474,7 @@ class Environment:
         Lower layers (the steering pipeline's ray groups) cast through this method, so they
         never import the environment.
         """
-        from .raycast import cast_rays
-
-        return cast_rays(self, origins, directions, max_distance, self.mask(mask), out=out, parallel=parallel)
+        return _raycast.cast_rays(self, origins, directions, max_distance, self.mask(mask), out=out, parallel=parallel)
 
     def cast_into(self, origins, directions, maxd, mask: int, out, parallel: bool) -> None:
         """:func:`starling.environment.raycast.cast_into`: a cast whose arguments already have the kernel's
@@ -486,9 +484,7 @@ class Environment:
     @staticmethod
     def allocate_hits(rows: int):
         """Reusable ray-hit buffers for ``rows`` rays (what :meth:`cast_rays` fills with ``out``)."""
-        from .casting import RayHits
-
-        return RayHits.allocate(rows)
+        return _raycast.RayHits.allocate(rows)
 
 
 def build_prim_grid(item_min: np.ndarray, item_max: np.ndarray, item_layer: np.ndarray, items_per_cell: float = 0.5,

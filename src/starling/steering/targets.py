@@ -14,10 +14,10 @@ from collections import namedtuple
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
 from ..world import World
 from ..world.population import agent_tuple_type
+from ..world.tags import rows_with_tags
 from .queries.neighbors import NeighborQuerySpec, find_neighbors
 
 #: what travels of targets whose behaviours declare no component, or that have none in common
@@ -139,26 +139,13 @@ def _filter(targets, group, buf: Gathered):
     picked = []
     dropped = False
     for target, rows in zip(targets, buf.passing):
-        k = _passing(target.tags, include, exclude, rows)
+        k = rows_with_tags(target.tags, include, exclude, rows)
         if k == target.n:
             picked.append(None)
         else:
             picked.append(rows[:k])
             dropped = True
     return picked if dropped else None
-
-
-@njit(cache=True, no_cfunc_wrapper=True)
-def _passing(tags, include, exclude, rows):
-    """The rows whose tags carry one of ``include`` (any row when it is 0) and none of ``exclude``, in
-    order, into ``rows``; how many."""
-    k = 0
-    for j in range(tags.shape[0]):
-        t = tags[j]
-        if (include == 0 or (t & include) != 0) and (t & exclude) == 0:
-            rows[k] = j
-            k += 1
-    return k
 
 
 class JointQuery:
