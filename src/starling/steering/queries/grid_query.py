@@ -209,47 +209,70 @@ def _query_body(
             nr = 0
             span = 0
             wrap_any = False
-            for czu in range(zlo, zhi + 1):
-                dz = _gap(zv, czu, gz, wz, zfull)
-                rem_z = reach2 - dz * dz
-                cz = _wrap_cell(czu, nz)
-                # Seam-free rows on a ring need no minimum image (see grid_plan._plan).
-                wrap_z = bz > 0 and rz > 0.0 and not (skip_z and czu == cz and not zfull)
-                for cyu in range(ylo, yhi + 1):
-                    dy = _gap(yv, cyu, gy, wy, yfull)
-                    in_reach = rem_z - dy * dy >= 0.0
-                    cy = _wrap_cell(cyu, ny)
-                    wrap_y = by > 0 and ry > 0.0 and not (skip_y and cyu == cy and not yfull)
-                    wrap_row = wrap_x | wrap_y | wrap_z
-                    base = (cz * ny + cy) * nx
-                    for q in range(nruns):
-                        if hashed:
-                            # Distinct cells may share a bucket: list each bucket
-                            # once; its other cells' animals fail the exact test.
-                            key = (cy << 21) | (cz << 42) | _wrap_cell(xlo + q, nx)
-                            b = _hash_bucket(key, mask, shift)
-                            for v in range(nr):
-                                if scratch_runs[tid, 2 * _RUN_MAX + v] == b:
-                                    b = -1
-                            if b < 0:
-                                continue
-                            s = start[b]
-                            s1 = start[b + 1]
-                        elif q == 0:
-                            b = base + a0
-                            s = start[b]
-                            s1 = start[base + b0 + 1]
-                        else:
-                            b = base + a1
-                            s = start[b]
-                            s1 = start[base + b1 + 1]
+            if not hashed and nruns == 1:
+                # The common case, dense cells and no seam along x: one run per row and no
+                # bucket to list once. A loop of its own, with fewer values live, takes about
+                # a tenth off the whole query (thread time, the flocking bench's 1,000 and 10,000).
+                for czu in range(zlo, zhi + 1):
+                    dz = _gap(zv, czu, gz, wz, zfull)
+                    rem_z = reach2 - dz * dz
+                    cz = _wrap_cell(czu, nz)
+                    wrap_z = bz > 0 and rz > 0.0 and not (skip_z and czu == cz and not zfull)
+                    for cyu in range(ylo, yhi + 1):
+                        dy = _gap(yv, cyu, gy, wy, yfull)
+                        cy = _wrap_cell(cyu, ny)
+                        wrap_y = by > 0 and ry > 0.0 and not (skip_y and cyu == cy and not yfull)
+                        base = (cz * ny + cy) * nx
+                        s = start[base + a0]
+                        s1 = start[base + b0 + 1]
                         scratch_runs[tid, nr] = s
                         scratch_runs[tid, _RUN_MAX + nr] = s1
-                        scratch_runs[tid, 2 * _RUN_MAX + nr] = b
-                        listed = in_reach & (s1 > s)
+                        listed = (rem_z - dy * dy >= 0.0) & (s1 > s)
                         nr += listed
                         span += listed * (s1 - s)
-                        wrap_any = wrap_any | (listed & wrap_row)
+                        wrap_any = wrap_any | (listed & (wrap_x | wrap_y | wrap_z))
+            else:
+                for czu in range(zlo, zhi + 1):
+                    dz = _gap(zv, czu, gz, wz, zfull)
+                    rem_z = reach2 - dz * dz
+                    cz = _wrap_cell(czu, nz)
+                    # Seam-free rows on a ring need no minimum image (see grid_plan._plan).
+                    wrap_z = bz > 0 and rz > 0.0 and not (skip_z and czu == cz and not zfull)
+                    for cyu in range(ylo, yhi + 1):
+                        dy = _gap(yv, cyu, gy, wy, yfull)
+                        in_reach = rem_z - dy * dy >= 0.0
+                        cy = _wrap_cell(cyu, ny)
+                        wrap_y = by > 0 and ry > 0.0 and not (skip_y and cyu == cy and not yfull)
+                        wrap_row = wrap_x | wrap_y | wrap_z
+                        base = (cz * ny + cy) * nx
+                        for q in range(nruns):
+                            if hashed:
+                                # Distinct cells may share a bucket: list each bucket
+                                # once; its other cells' animals fail the exact test.
+                                key = (cy << 21) | (cz << 42) | _wrap_cell(xlo + q, nx)
+                                b = _hash_bucket(key, mask, shift)
+                                for v in range(nr):
+                                    if scratch_runs[tid, 2 * _RUN_MAX + v] == b:
+                                        b = -1
+                                if b < 0:
+                                    continue
+                                s = start[b]
+                                s1 = start[b + 1]
+                            elif q == 0:
+                                b = base + a0
+                                s = start[b]
+                                s1 = start[base + b0 + 1]
+                            else:
+                                b = base + a1
+                                s = start[b]
+                                s1 = start[base + b1 + 1]
+                            scratch_runs[tid, nr] = s
+                            scratch_runs[tid, _RUN_MAX + nr] = s1
+                            scratch_runs[tid, 2 * _RUN_MAX + nr] = b
+                            listed = in_reach & (s1 > s)
+                            nr += listed
+                            span += listed * (s1 - s)
+                            wrap_any = wrap_any | (listed & wrap_row)
             # Phase 2: test every candidate.  The runs are walked as one flat
             # sequence: at the end of a run the next one is selected arithmetically,
             # so the loop has a single, predictable exit instead of one per run.
