@@ -230,7 +230,7 @@ export class App {
       this.world.scene.remove(layer.mesh);
       layer.dispose();
     }
-    this.layers = scene.species.map((info) => new SpeciesLayer(info, this.world.lightUniforms, { alwaysLite: this.world.software }));
+    this.layers = scene.species.map((info) => new SpeciesLayer(info, this.world.lightUniforms, { alwaysLite: this.world.software, merged: this.world.software }));
     for (const layer of this.layers) this.world.scene.add(layer.mesh);
     const env = scene.environment;
     this.world.setBounds(scene.world.bounds_min, scene.world.bounds_max, !!env?.terrain);

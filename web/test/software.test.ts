@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import * as THREE from "three";
 import { parseFrame } from "../src/protocol/frame";
 import type { Heightfield } from "../src/protocol/messages";
-import { SpeciesLayer } from "../src/render/animals";
+import { MERGED_ROW, SpeciesLayer } from "../src/render/animals";
 import { coarsenHeightfield, EnvironmentView, TERRAIN_LITE_SAMPLES } from "../src/render/environment";
 import { buildModel, MODEL_KINDS, Motion } from "../src/render/models";
 import { animalVertex } from "../src/render/shaders";
@@ -114,6 +114,71 @@ describe("animals on a software rasteriser", () => {
     expect(layer.lite).toBe(true);
     expect(layer.geometry.getAttribute("position").count).toBe(lite);
     expect(new SpeciesLayer(info("bird"), lights()).lite).toBe(false);
+  });
+
+  /** What the merged program reads for vertex `v`: its animal's three texels, as the shader addresses them. */
+  const fetched = (layer: SpeciesLayer, v: number) => {
+    const verts = layer.material.defines.VERTS as number;
+    const texture = layer.material.uniforms.uInstances.value as THREE.DataTexture;
+    const { data, width } = texture.image as { data: Float32Array; width: number };
+    const i = Math.floor(v / verts);
+    const x = 3 * (i % MERGED_ROW), y = Math.floor(i / MERGED_ROW);
+    const texel = (dx: number) => Array.from(data.subarray(4 * (y * width + x + dx), 4 * (y * width + x + dx) + 4));
+    return { position: texel(0).slice(0, 3), phase: texel(0)[3], quaternion: texel(1), anim: texel(2) };
+  };
+  const walkers = (n: number, step = 0) => {
+    const set = {
+      positions: new Float32Array(3 * n), quaternions: new Float32Array(4 * n), speeds: new Float32Array(n), uids: new Uint32Array(n),
+    };
+    for (let i = 0; i < n; i++) {
+      set.positions.set([i, (7 * i) % 13, -2 * i], 3 * i);
+      const yaw = 0.01 * i;
+      set.quaternions.set([0, Math.sin(yaw / 2), 0, Math.cos(yaw / 2)], 4 * i);
+      set.speeds[i] = 0.5 + (i % 5);
+      set.uids[i] = 1000 + 3 * i;
+    }
+    return parseFrame(encodeFrame([set], { step, time: step / 30, dt: 1 / 30, sequence: step, paused: false })).species[0];
+  };
+
+  it("are drawn in one plain batch whose vertices fetch their animal's numbers from a texture", () => {
+    const layer = new SpeciesLayer(info("sheep"), lights(), { alwaysLite: true, merged: true });
+    const model = buildModel("sheep", true).geometry.getAttribute("position");
+    expect(layer.geometry).not.toBeInstanceOf(THREE.InstancedBufferGeometry);
+    expect(layer.material.defines).toMatchObject({ MERGED: 1, MERGED_ROW, VERTS: model.count });
+    expect(animalVertex).toContain("int i = gl_VertexID / VERTS;");
+    expect(animalVertex).toContain("ivec2 at = ivec2(3 * (i % MERGED_ROW), i / MERGED_ROW);");
+    // more animals than the first buffers hold, and more than one texture row
+    const n = MERGED_ROW + 37;
+    layer.update(walkers(n));
+    expect(layer.geometry.drawRange).toMatchObject({ start: 0, count: n * model.count });
+    const position = layer.geometry.getAttribute("position");
+    expect(position.count).toBeGreaterThanOrEqual(n * model.count);
+    for (const i of [0, 1, 517, MERGED_ROW - 1, MERGED_ROW, n - 1]) {
+      for (const corner of [0, model.count - 1]) {
+        const v = i * model.count + corner;
+        // the vertex is the model's own vertex ...
+        expect([position.getX(v), position.getY(v), position.getZ(v)]).toEqual([model.getX(corner), model.getY(corner), model.getZ(corner)]);
+        // ... and reads animal i's numbers, the ones an instanced draw gives it
+        const got = fetched(layer, v);
+        expect(got.position).toEqual(Array.from(layer.positions.subarray(3 * i, 3 * i + 3)));
+        expect(got.quaternion).toEqual(Array.from(layer.quaternions.subarray(4 * i, 4 * i + 4)));
+        expect(got.phase).toBeCloseTo(((layer.uids[i] * 0.6180339887) % 1), 6);
+        expect(got.anim[0]).toBeCloseTo(0.5 + (i % 5), 1);
+      }
+    }
+    // fewer animals next frame: only their copies are drawn
+    layer.update(walkers(3, 1));
+    expect(layer.geometry.drawRange.count).toBe(3 * model.count);
+  });
+
+  it("merged, still show the selection and its neighbours", () => {
+    const layer = new SpeciesLayer(info("wolf"), lights(), { alwaysLite: true, merged: true });
+    layer.update(walkers(3));
+    layer.setHighlights(new Map([[1006, 2], [1000, 1]]));
+    const verts = layer.material.defines.VERTS as number;
+    expect([0, 1, 2].map((i) => fetched(layer, i * verts + 1).anim[3])).toEqual([1, 0, 2]);
+    layer.setHighlights(new Map());
+    expect([0, 1, 2].map((i) => fetched(layer, i * verts).anim[3])).toEqual([0, 0, 0]);
   });
 
   it("the lite bird, a flat dart, is inflated with distance as the full bird is", () => {

@@ -6,7 +6,8 @@
  * for swimmers, measures each animal's path curvature from the change of its
  * heading since the previous frame (kept per uid, because the simulation may
  * reorder animals between steps). Only the used part of each attribute is
- * re-uploaded.
+ * re-uploaded. On a software rasteriser (`merged`) the same numbers go to a
+ * texture instead, read by one plain draw of every animal's copy of the model.
  */
 import * as THREE from "three";
 import { SPEED_UNIT, unpackQuaternion, type SpeciesBlock } from "../protocol/frame";
@@ -35,7 +36,17 @@ export interface LayerOptions {
    * simulation: the full bird is 110 triangles, its lite dart 4.
    */
   alwaysLite?: boolean;
+  /**
+   * Draw the species as one plain batch of every animal's copy of the model, each vertex
+   * fetching its animal's numbers from a texture, instead of one instanced draw. Set on
+   * software rasterisers: SwiftShader pays about 20 µs per instance of an instanced draw
+   * whatever its size, 30 ms a frame for the meadow's 1,571 animals.
+   */
+  merged?: boolean;
 }
+
+/** Animals per texture row in merged mode (three texels each; the shader's MERGED_ROW). */
+export const MERGED_ROW = 1024;
 
 const ROLL = Math.SQRT1_2; // sin and cos of 45°: the quaternion of a quarter turn about +Z
 
@@ -63,10 +74,17 @@ export class SpeciesLayer {
 
   readonly lying: boolean;
   private readonly alwaysLite: boolean;
+  readonly merged: boolean;
+  // merged mode: every animal's numbers, 12 floats each (position, phase; quaternion; animation)
+  private packed = new Float32Array(0);
+  private instances: THREE.DataTexture | null = null;
 
   constructor(readonly info: SpeciesInfo, lightUniforms: Record<string, THREE.IUniform>, options: LayerOptions = {}) {
     this.lying = !!options.lying;
     this.alwaysLite = !!options.alwaysLite;
+    this.merged = !!options.merged;
+    // (typed as the instanced geometry it replaces: merged mode never reads instanceCount)
+    if (this.merged) this.geometry = new THREE.BufferGeometry() as THREE.InstancedBufferGeometry;
     this.lite = this.alwaysLite;
     this.model = buildModel(info.model, this.lite);
     this.material = new THREE.ShaderMaterial({
@@ -84,6 +102,10 @@ export class SpeciesLayer {
       },
       defines: { MOTION: this.lying ? Motion.Rigid : this.model.motion },
     });
+    if (this.merged) {
+      this.material.uniforms.uInstances = { value: null };
+      Object.assign(this.material.defines, { MERGED: 1, MERGED_ROW, VERTS: this.model.geometry.getAttribute("position").count });
+    }
     this.setBaseGeometry(this.model);
     this.mesh = new THREE.Mesh(this.geometry, this.material);
     this.mesh.frustumCulled = false;
@@ -96,16 +118,51 @@ export class SpeciesLayer {
   }
 
   private setBaseGeometry(model: AnimalModel): void {
-    for (const name of ["position", "aRig", "aColor"]) {
-      this.geometry.setAttribute(name, model.geometry.getAttribute(name));
-    }
     this.model = model;
+    if (this.merged) {
+      this.tileModel();
+      const verts = model.geometry.getAttribute("position").count;
+      if (this.material && this.material.defines.VERTS !== verts) {
+        this.material.defines.VERTS = verts;
+        this.material.needsUpdate = true;
+      }
+    } else {
+      for (const name of ["position", "aRig", "aColor"]) {
+        this.geometry.setAttribute(name, model.geometry.getAttribute(name));
+      }
+    }
     if (this.material) this.material.uniforms.uThickness.value = model.thickness ?? 0.2;
     const side = model.doubleSided ? THREE.DoubleSide : THREE.FrontSide;
     if (this.material && this.material.side !== side) {
       this.material.side = side;
       this.material.needsUpdate = true;
     }
+  }
+
+  /** Merged mode: the model's vertices once per animal the buffers hold (see `merged`). */
+  private tileModel(): void {
+    const geometry = this.geometry;
+    for (const name of ["position", "aRig", "aColor"]) {
+      const base = this.model.geometry.getAttribute(name) as THREE.BufferAttribute;
+      const src = base.array as Float32Array;
+      const tiled = new Float32Array(src.length * Math.max(this.capacity, 1));
+      for (let i = 0; i < Math.max(this.capacity, 1); i++) tiled.set(src, i * src.length);
+      geometry.setAttribute(name, new THREE.BufferAttribute(tiled, base.itemSize));
+    }
+    geometry.setDrawRange(0, this.count * this.model.geometry.getAttribute("position").count);
+  }
+
+  /** Merged mode: copy the animals' numbers into the texture the vertices read them from. */
+  private pack(): void {
+    const n = this.count, out = this.packed, pos = this.positions, quat = this.quaternions, anim = this.anim;
+    for (let i = 0; i < n; i++) {
+      const o = 12 * i, i3 = 3 * i, i4 = 4 * i;
+      out[o] = pos[i3]; out[o + 1] = pos[i3 + 1]; out[o + 2] = pos[i3 + 2]; out[o + 3] = this.phase[i];
+      out[o + 4] = quat[i4]; out[o + 5] = quat[i4 + 1]; out[o + 6] = quat[i4 + 2]; out[o + 7] = quat[i4 + 3];
+      out[o + 8] = anim[i4]; out[o + 9] = anim[i4 + 1]; out[o + 10] = anim[i4 + 2]; out[o + 11] = anim[i4 + 3];
+    }
+    if (this.instances) this.instances.needsUpdate = true;
+    this.geometry.setDrawRange(0, n * this.model.geometry.getAttribute("position").count);
   }
 
   private grow(needed: number): void {
@@ -122,6 +179,27 @@ export class SpeciesLayer {
     const uids = new Uint32Array(capacity);
     uids.set(this.uids.subarray(0, Math.min(this.uids.length, capacity)));
     this.uids = uids;
+    if (this.merged) {
+      // a new geometry and texture (the same reason as below)
+      const rows = Math.ceil(capacity / MERGED_ROW);
+      const packed = new Float32Array(rows * MERGED_ROW * 12);
+      packed.set(this.packed.subarray(0, Math.min(this.packed.length, packed.length)));
+      this.packed = packed;
+      const texture = new THREE.DataTexture(packed, 3 * MERGED_ROW, rows, THREE.RGBAFormat, THREE.FloatType);
+      texture.needsUpdate = true;
+      this.instances?.dispose();
+      this.instances = texture;
+      this.material.uniforms.uInstances.value = texture;
+      const previous = this.geometry;
+      this.geometry = new THREE.BufferGeometry() as THREE.InstancedBufferGeometry;
+      this.capacity = capacity;
+      this.tileModel();
+      if (this.mesh) {
+        this.mesh.geometry = this.geometry;
+        previous.dispose();
+      }
+      return;
+    }
     // Larger instance buffers go on a new geometry: swapping the attributes of a geometry
     // already drawn leaves some WebGL implementations (Chromium 156's) reading the old,
     // smaller buffers, so only the first `capacity` animals would be drawn.
@@ -262,6 +340,10 @@ export class SpeciesLayer {
       const i = this.indexOf(u);
       if (i >= 0) anim[4 * i + 3] = level;
     }
+    if (this.merged) {
+      this.pack();
+      return;
+    }
     this.geometry.instanceCount = n;
     for (const [name, size] of [["iPos", 3], ["iQuat", 4], ["iAnim", 4], ["iPhase", 1]] as const) {
       const attr = this.attrs[name];
@@ -300,6 +382,10 @@ export class SpeciesLayer {
       const i = this.indexOf(u);
       if (i >= 0) this.anim[4 * i + 3] = level;
     }
+    if (this.merged) {
+      this.pack();
+      return;
+    }
     const attr = this.attrs.iAnim;
     attr.clearUpdateRanges();
     attr.addUpdateRange(0, Math.max(1, this.count * 4));
@@ -335,6 +421,7 @@ export class SpeciesLayer {
   }
 
   dispose(): void {
+    this.instances?.dispose();
     this.geometry.dispose();
     this.material.dispose();
   }

@@ -27,10 +27,30 @@ vec3 qrot(vec4 q, vec3 v) {
 export const animalVertex = /* glsl */ `
 attribute vec4 aRig;
 attribute vec4 aColor;
+#ifdef MERGED
+// One draw of every animal's copy of the model (SpeciesLayer, merged): vertex v belongs to
+// animal v / VERTS, whose numbers are three texels of uInstances (MERGED_ROW animals a row).
+uniform highp sampler2D uInstances;
+vec3 iPos;
+vec4 iQuat;
+vec4 iAnim;
+float iPhase;
+void fetchInstance() {
+  int i = gl_VertexID / VERTS;
+  ivec2 at = ivec2(3 * (i % MERGED_ROW), i / MERGED_ROW);
+  vec4 a = texelFetch(uInstances, at, 0);
+  iPos = a.xyz;
+  iPhase = a.w;
+  iQuat = texelFetch(uInstances, at + ivec2(1, 0), 0);
+  iAnim = texelFetch(uInstances, at + ivec2(2, 0), 0);
+}
+#else
 attribute vec3 iPos;
 attribute vec4 iQuat;
 attribute vec4 iAnim;
 attribute float iPhase;
+void fetchInstance() {}
+#endif
 
 uniform float uScale;
 uniform float uTime;
@@ -82,6 +102,7 @@ vec2 alongPath(float side, float z, float k) {
 }
 
 void main() {
+  fetchInstance();
   vec3 p = position;
   int part = int(aRig.x + 0.5);
   vec3 pivot = aRig.yzw;
