@@ -75,6 +75,16 @@ _EXCLUDE_SLOT = 1  # queriers are the built targets: skip the querier's own slot
 _EXCLUDE_INDEX = 2  # same population in another array: skip by original index
 
 
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _row_axis(vv, cu, origin, width, full, n, period, ring, skip):
+    """One axis of a row of cells: its gap to the query point, its wrapped cell index, and
+    whether offsets across it need the minimum image (a seam-free row on a ring does not,
+    see grid_plan._plan)."""
+    g = _gap(vv, cu, origin, width, full)
+    c = _wrap_cell(cu, n)
+    return g, c, period > 0 and ring > 0.0 and not (skip and cu == c and not full)
+
+
 def _query_body(
     spos, sfwd, sorder, direct, tpos, torder, start, geom, idim, box, r2, rp,
     cos_limit, sees_all, exclude, k, early, any_order, out_index, out_distance, out_count, out_overflow,
@@ -214,14 +224,10 @@ def _query_body(
                 # bucket to list once. A loop of its own, with fewer values live, takes about
                 # a tenth off the whole query (thread time, the flocking bench's 1,000 and 10,000).
                 for czu in range(zlo, zhi + 1):
-                    dz = _gap(zv, czu, gz, wz, zfull)
+                    dz, cz, wrap_z = _row_axis(zv, czu, gz, wz, zfull, nz, bz, rz, skip_z)
                     rem_z = reach2 - dz * dz
-                    cz = _wrap_cell(czu, nz)
-                    wrap_z = bz > 0 and rz > 0.0 and not (skip_z and czu == cz and not zfull)
                     for cyu in range(ylo, yhi + 1):
-                        dy = _gap(yv, cyu, gy, wy, yfull)
-                        cy = _wrap_cell(cyu, ny)
-                        wrap_y = by > 0 and ry > 0.0 and not (skip_y and cyu == cy and not yfull)
+                        dy, cy, wrap_y = _row_axis(yv, cyu, gy, wy, yfull, ny, by, ry, skip_y)
                         base = (cz * ny + cy) * nx
                         s = start[base + a0]
                         s1 = start[base + b0 + 1]
@@ -233,16 +239,11 @@ def _query_body(
                         wrap_any = wrap_any | (listed & (wrap_x | wrap_y | wrap_z))
             else:
                 for czu in range(zlo, zhi + 1):
-                    dz = _gap(zv, czu, gz, wz, zfull)
+                    dz, cz, wrap_z = _row_axis(zv, czu, gz, wz, zfull, nz, bz, rz, skip_z)
                     rem_z = reach2 - dz * dz
-                    cz = _wrap_cell(czu, nz)
-                    # Seam-free rows on a ring need no minimum image (see grid_plan._plan).
-                    wrap_z = bz > 0 and rz > 0.0 and not (skip_z and czu == cz and not zfull)
                     for cyu in range(ylo, yhi + 1):
-                        dy = _gap(yv, cyu, gy, wy, yfull)
+                        dy, cy, wrap_y = _row_axis(yv, cyu, gy, wy, yfull, ny, by, ry, skip_y)
                         in_reach = rem_z - dy * dy >= 0.0
-                        cy = _wrap_cell(cyu, ny)
-                        wrap_y = by > 0 and ry > 0.0 and not (skip_y and cyu == cy and not yfull)
                         wrap_row = wrap_x | wrap_y | wrap_z
                         base = (cz * ny + cy) * nx
                         for q in range(nruns):
