@@ -104,7 +104,7 @@ export class SpeciesLayer {
     });
     if (this.merged) {
       this.material.uniforms.uInstances = { value: null };
-      Object.assign(this.material.defines, { MERGED: 1, MERGED_ROW, VERTS: this.model.geometry.getAttribute("position").count });
+      Object.assign(this.material.defines, { MERGED: 1, MERGED_ROW, VERTS: this.verts });
     }
     this.setBaseGeometry(this.model);
     this.mesh = new THREE.Mesh(this.geometry, this.material);
@@ -121,9 +121,8 @@ export class SpeciesLayer {
     this.model = model;
     if (this.merged) {
       this.tileModel();
-      const verts = model.geometry.getAttribute("position").count;
-      if (this.material && this.material.defines.VERTS !== verts) {
-        this.material.defines.VERTS = verts;
+      if (this.material && this.material.defines.VERTS !== this.verts) {
+        this.material.defines.VERTS = this.verts;
         this.material.needsUpdate = true;
       }
     } else {
@@ -139,6 +138,11 @@ export class SpeciesLayer {
     }
   }
 
+  /** Vertices of one animal's model (merged mode draws this many per animal). */
+  get verts(): number {
+    return this.model.geometry.getAttribute("position").count;
+  }
+
   /** Merged mode: the model's vertices once per animal the buffers hold (see `merged`). */
   private tileModel(): void {
     const geometry = this.geometry;
@@ -149,7 +153,7 @@ export class SpeciesLayer {
       for (let i = 0; i < Math.max(this.capacity, 1); i++) tiled.set(src, i * src.length);
       geometry.setAttribute(name, new THREE.BufferAttribute(tiled, base.itemSize));
     }
-    geometry.setDrawRange(0, this.count * this.model.geometry.getAttribute("position").count);
+    geometry.setDrawRange(0, this.count * this.verts);
   }
 
   /** Merged mode: copy the animals' numbers into the texture the vertices read them from. */
@@ -162,7 +166,7 @@ export class SpeciesLayer {
       out[o + 8] = anim[i4]; out[o + 9] = anim[i4 + 1]; out[o + 10] = anim[i4 + 2]; out[o + 11] = anim[i4 + 3];
     }
     if (this.instances) this.instances.needsUpdate = true;
-    this.geometry.setDrawRange(0, n * this.model.geometry.getAttribute("position").count);
+    this.geometry.setDrawRange(0, n * this.verts);
   }
 
   private grow(needed: number): void {
