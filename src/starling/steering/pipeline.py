@@ -26,7 +26,7 @@ from .params import with_stream_key
 from .per_animal import bind_draws
 from .random import stream_key
 from .queries.candidates import NO_WRAP
-from .queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors
+from .queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors, normalize_box, search_into
 from .targets import gather
 from .queries.pairs import PairGeometry
 from .groups import BehaviorSlot, NeighborGroup, NeighborView, RayGroup, RayView
@@ -321,10 +321,10 @@ class SpeciesPipeline:
             group._cleared_for = None
             # the core arrays and the components the group's behaviours declare, nothing more
             others = target.view(group.target_type)
-            group.neighbors = find_neighbors(
-                pop.position, pop.forward, target.position, group.query,
-                exclude_self=(group.targets[0] == own), box=box, out=group.neighbors,
-            )
+            # a population's live rows are what find_neighbors would make of them, and its own rows are
+            # one array object (pop is target): its checks and conversions are skipped
+            group.neighbors = search_into(pop.position, pop.forward, target.position, group.query,
+                                          normalize_box(box), target is pop, group.neighbors)
             if record:
                 _record_one_target(group, target)
         else:

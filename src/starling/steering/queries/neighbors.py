@@ -66,6 +66,7 @@ __all__ = [
     "NeighborQuerySpec",
     "Neighbors",
     "find_neighbors",
+    "search_into",
     "minimum_image",
     "normalize_box",
     "wrap_offset",
@@ -352,14 +353,24 @@ def find_neighbors(
         # Two views of one array: treat it as one population, so the grid can
         # reuse its sort for the queries.
         tpos = spos
-    box32 = normalize_box(box)
+    return search_into(spos, sfwd, tpos, spec, normalize_box(box), exclude_self, out)
+
+
+def search_into(spos, sfwd, tpos, spec: NeighborQuerySpec, box32, exclude_self: bool, out: Neighbors | None) -> Neighbors:
+    """:func:`find_neighbors` without its checks and conversions, for a caller whose arguments already are
+    what they would become: ``(n, 3)`` C-ordered float32 points (``tpos is spos`` when the two are one
+    population), ``box32`` from :func:`normalize_box`, ``exclude_self`` only with ``tpos is spos``.
+
+    A step queries a few neighbour groups per species; the checks cost as much Python as the call they guard.
+    """
+    n = spos.shape[0]
     k = spec.k
     if out is None:
         out = Neighbors(n, k)
     out.reserve(n, k)
     if n == 0:
         return out
-    if m == 0:
+    if tpos.shape[0] == 0:
         out.clear()
         return out
     registry.get_query(spec.method).search(spos, sfwd, tpos, spec, box32, exclude_self, out)
