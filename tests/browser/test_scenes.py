@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from PIL import Image, ImageStat
+from PIL import Image, ImageChops, ImageStat
 
 pytestmark = pytest.mark.browser
 
@@ -126,6 +126,36 @@ def test_fish_are_seen_through_the_water_and_the_ecology_is_drawn(page):
         raise AssertionError(f"expected {sounds} sounds and an apple after the shot {shot['result']} "
                              f"(step {state['step']}, entities {state['entities']})") from None
 
+    page.evaluate("() => window.__starling.send({type: 'scenario', name: 'flock', seed: 1})")
+    page.wait_for_function("() => window.__starling.state().scenario === 'flock'", timeout=60_000)
+
+
+def test_one_part_of_the_scene_can_be_hidden_to_measure_it(page):
+    """``window.__starling.show`` hides the terrain, water, obstacles, animals or a species alone
+    (``scripts/render_cost.py`` measures each part's cost per frame with it)."""
+    page.evaluate("() => window.__starling.send({type: 'scenario', name: 'lagoon', seed: 5, paused: true})")
+    page.wait_for_function(
+        "() => { const s = window.__starling.state(); return s.scenario === 'lagoon' && s.framed !== null; }",
+        timeout=120_000)
+    page.evaluate("() => window.__starling.hold()")
+
+    def drawn() -> Image.Image:
+        count = _state(page)["framesRendered"]
+        page.wait_for_function(f"() => window.__starling.state().framesRendered >= {count + 2}", timeout=30_000)
+        return _canvas(page)[0]
+
+    def change(a: Image.Image, b: Image.Image) -> float:
+        return sum(ImageStat.Stat(ImageChops.difference(a, b)).mean) / 3
+
+    before = drawn()
+    assert page.evaluate("() => window.__starling.show('terrain', false)") is True
+    without = drawn()
+    assert page.evaluate("() => window.__starling.show('terrain', true)") is True
+    again = drawn()
+    assert change(before, without) > 10 * max(change(before, again), 0.5), (change(before, without), change(before, again))
+    for part in ("water", "obstacles", "animals", "fish", "shark"):
+        assert page.evaluate(f"() => window.__starling.show('{part}', true)") is True, part
+    assert page.evaluate("() => window.__starling.show('elephant', false)") is False
     page.evaluate("() => window.__starling.send({type: 'scenario', name: 'flock', seed: 1})")
     page.wait_for_function("() => window.__starling.state().scenario === 'flock'", timeout=60_000)
 

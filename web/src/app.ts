@@ -457,6 +457,25 @@ export class App {
     this.rig.userMoved = true;
   }
 
+  /**
+   * Show or hide one part of the drawn scene: "terrain", "water", "obstacles" (every other
+   * piece of scenery), "animals", or one species by name. Nothing else changes (clicks still
+   * aim at hidden scenery): it is for measuring what each part costs a frame
+   * (`scripts/render_cost.py`). False when the scene has no such part.
+   */
+  showPart(part: string, visible: boolean): boolean {
+    const env = this.env;
+    const water = env.group.getObjectByName("water");
+    let parts: THREE.Object3D[];
+    if (part === "terrain") parts = env.drawnTerrain ? [env.drawnTerrain] : [];
+    else if (part === "water") parts = water ? [water] : [];
+    else if (part === "obstacles") parts = env.group.children.filter((o) => o !== env.terrain && o !== env.drawnTerrain && o !== water);
+    else if (part === "animals") parts = this.layers.map((l) => l.mesh);
+    else parts = this.layers.filter((l) => l.info.name === part).map((l) => l.mesh);
+    for (const o of parts) o.visible = visible;
+    return parts.length > 0;
+  }
+
   private tick(): void {
     const now = performance.now();
     const gap = (now - this.lastTick) / 1000;

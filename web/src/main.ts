@@ -71,6 +71,8 @@ export interface StarlingHook {
   look(position: number[], target: number[]): void;
   /** Settle the framed view where it was heading and stop it following the animals. */
   hold(): void;
+  /** Show or hide "terrain", "water", "obstacles", "animals" or one species (see App.showPart); false when absent. */
+  show(part: string, visible: boolean): boolean;
   select(species: string, uid: number): void;
   deselect(): void;
   send(message: ClientMessage): boolean;
@@ -135,6 +137,7 @@ const hook: StarlingHook = {
     app.rig.userMoved = true;
   },
   hold: () => app.holdCamera(),
+  show: (part, visible) => app.showPart(part, visible),
   select: (species, uid) => app.select(species, uid),
   deselect: () => app.deselect(),
   send: (message) => app.send(message),

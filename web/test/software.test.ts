@@ -7,7 +7,7 @@ import * as THREE from "three";
 import { parseFrame } from "../src/protocol/frame";
 import type { Heightfield } from "../src/protocol/messages";
 import { MERGED_ROW, SpeciesLayer } from "../src/render/animals";
-import { coarsenHeightfield, EnvironmentView, TERRAIN_LITE_SAMPLES } from "../src/render/environment";
+import { coarsenHeightfield, EnvironmentView, TERRAIN_LITE_SAMPLES, terrainColor } from "../src/render/environment";
 import { buildModel, MODEL_KINDS, Motion } from "../src/render/models";
 import { animalVertex } from "../src/render/shaders";
 import { bakeLambert, LIGHTS } from "../src/render/world";
@@ -61,35 +61,56 @@ describe("coarsened heightfields", () => {
 });
 
 describe("the environment on a software rasteriser", () => {
-  it("draws a meadow-sized terrain at half the samples per side, unlit, with its light baked in", () => {
+  it("draws a meadow-sized terrain from half the samples per side, simplified and unlit", () => {
     const n = 2 * (TERRAIN_LITE_SAMPLES - 1) + 1;
-    const big: Heightfield = { origin: [-100, -100], size: [200, 200], resolution: [n, n], heights: Array.from({ length: n * n }, (_, v) => Math.sin(v)) };
-    const lite = environment(true);
+    // a gentle slope with a square hill: mostly one plane, so it simplifies
+    const heights = Array.from({ length: n * n }, (_, v) => {
+      const i = v % n, j = Math.floor(v / n);
+      return 0.05 * i + (Math.abs(i - 100) < 10 && Math.abs(j - 100) < 10 ? 3 : 0);
+    });
+    const big: Heightfield = { origin: [-100, -100], size: [200, 200], resolution: [n, n], heights };
+    const lite = environment(true), full = environment(false);
     lite.set({ terrain: big });
+    full.set({ terrain: big });
     const cells = (TERRAIN_LITE_SAMPLES - 1) ** 2;
+    // Clicks aim at a mesh of every kept sample, which is not drawn ...
     expect(lite.terrain!.geometry.getAttribute("position").count).toBe(cells * 6);
-    expect((lite.terrain!.material as THREE.Material).type).toBe("MeshBasicMaterial");
-    // Clicks and heights still see every sample.
-    expect(lite.heightAt(-100 + 200 / (n - 1), -100)).toBeCloseTo(Math.sin(1), 6);
+    expect((lite.terrain!.material as THREE.Material).visible).toBe(false);
+    // ... while the drawn one has far fewer triangles, unlit.
+    const drawn = lite.drawnTerrain!;
+    expect(drawn).not.toBe(lite.terrain);
+    expect(lite.group.children).toContain(drawn);
+    expect((drawn.material as THREE.Material).type).toBe("MeshBasicMaterial");
+    expect(drawn.geometry.getAttribute("position").count / 3).toBeLessThan((2 * cells) / 10);
+    // Heights still see every sample; the full view draws its one mesh.
+    expect(lite.heightAt(-100 + 200 / (n - 1), -100)).toBeCloseTo(0.05, 6);
+    expect(full.drawnTerrain).toBe(full.terrain);
+    expect((full.terrain!.material as THREE.Material).visible).toBe(true);
   });
 
-  it("bakes into each facet exactly the light the full view computes for it", () => {
+  it("bakes into each drawn facet the light the full view computes for a facet of that place and slope", () => {
     const t: Heightfield = { origin: [0, 0], size: [10, 10], resolution: [3, 3], heights: [0, 1, 2, 0, 5, 2, 0, 0, 9] };
     const full = environment(false), lite = environment(true);
     full.set({ terrain: t });
     lite.set({ terrain: t });
     expect((full.terrain!.material as THREE.Material).type).toBe("MeshLambertMaterial");
-    const albedo = full.terrain!.geometry.getAttribute("color"), baked = lite.terrain!.geometry.getAttribute("color");
-    const normals = lite.terrain!.geometry.getAttribute("normal");
-    expect(baked.count).toBe(albedo.count);
-    const want = new THREE.Color(), a = new THREE.Color(), nrm = new THREE.Vector3();
-    for (let v = 0; v < baked.count; v++) {
-      bakeLambert(want, a.fromBufferAttribute(albedo as THREE.BufferAttribute, v), nrm.fromBufferAttribute(normals, v));
+    const g = lite.drawnTerrain!.geometry;
+    const pos = g.getAttribute("position"), baked = g.getAttribute("color");
+    expect(pos.count).toBeGreaterThan(0);
+    const albedo = new THREE.Color(), want = new THREE.Color();
+    const p = [new THREE.Vector3(), new THREE.Vector3(), new THREE.Vector3()], nrm = new THREE.Vector3();
+    for (let v = 0; v < pos.count; v += 3) {
+      p.forEach((q, k) => q.fromBufferAttribute(pos, v + k));
+      nrm.crossVectors(p[1].clone().sub(p[0]), p[2].clone().sub(p[0])).normalize();
+      const c = p[0].clone().add(p[1]).add(p[2]).divideScalar(3);
+      // the full view's colour of a facet here (heights 0 to 9, no water), lit as MeshLambertMaterial would
+      terrainColor(albedo, c.x, c.y, c.z, nrm.y, 0, 9, null);
+      bakeLambert(want, albedo, nrm);
       expect(baked.getX(v)).toBeCloseTo(want.r, 6);
-      expect(baked.getZ(v)).toBeCloseTo(want.b, 6);
+      expect(baked.getZ(v + 2)).toBeCloseTo(want.b, 6);
+      // Lit facets differ from their albedo: the bake did something.
+      expect(Math.abs(baked.getX(v) - albedo.r)).toBeGreaterThan(0.01);
     }
-    // Lit facets differ from their albedo: the bake did something.
-    expect(Math.abs(baked.getX(0) - albedo.getX(0))).toBeGreaterThan(0.01);
   });
 
   it("sums the water's waves per vertex instead of per pixel", () => {

@@ -18,6 +18,7 @@
 import * as THREE from "three";
 import type { Environment, Heightfield, Obstacle, TriangleMesh, Water, Wave } from "../protocol/messages";
 import { MAX_WAVES, waterFragment, waterVertex } from "./shaders";
+import { type DrawnHeightfield, type FacetColor, simplifiedTerrain } from "./terrain";
 import { bakeLambert } from "./world";
 
 /** Deterministic pseudo-random numbers so the same water looks the same on every load. */
@@ -162,6 +163,9 @@ export function terrainColor(out: THREE.Color, x: number, y: number, z: number, 
 /** Samples per side of the terrain drawn on a software rasteriser (the meadow's 201 → 101). */
 export const TERRAIN_LITE_SAMPLES = 101;
 
+/** Largest height error (m) of the simplified terrain a software rasteriser draws (see ./terrain.ts). */
+export const TERRAIN_LITE_ERROR = 0.15;
+
 /**
  * Keep every `stride`-th sample of a heightfield (and always its last row and column, so
  * the drawn terrain still spans the whole rectangle), with the stride chosen so that no
@@ -184,21 +188,16 @@ export function coarsenHeightfield(t: Heightfield, maxSamples: number): DrawnHei
   return { ...t, resolution: [xs.length, zs.length], heights, columns: xs.map(offset(nx, t.size[0])), rows: zs.map(offset(nz, t.size[1])) };
 }
 
-/**
- * A heightfield as drawn: `columns` and `rows` are each sample's offset from the origin
- * (even spacing, except that a coarsened field's last step may be shorter).
- */
-export interface DrawnHeightfield extends Heightfield {
-  columns: number[];
-  rows: number[];
-}
 
 export class EnvironmentView {
   readonly group = new THREE.Group();
   private water: THREE.ShaderMaterial | null = null;
   /** Meshes a click can land on (terrain, obstacles, water) for aiming player actions. */
   readonly surfaces: THREE.Object3D[] = [];
+  /** The terrain's full mesh: what clicks aim at (on a software rasteriser, never drawn itself). */
   terrain: THREE.Mesh | null = null;
+  /** The terrain as drawn: `terrain` itself, or its simplification on a software rasteriser. */
+  drawnTerrain: THREE.Mesh | null = null;
 
   /**
    * `lite` (software rasterisers): the water sums only its 6 largest waves on a coarser
@@ -261,6 +260,7 @@ export class EnvironmentView {
     this.surfaces.length = 0;
     this.water = null;
     this.terrain = null;
+    this.drawnTerrain = null;
     this.heightfield = null;
   }
 
@@ -300,39 +300,52 @@ export class EnvironmentView {
     }
     const flat = geometry.toNonIndexed();
     flat.computeVertexNormals();
-    const p = flat.getAttribute("position");
-    const n = flat.getAttribute("normal");
-    const colors = new Float32Array(p.count * 3);
-    const c = new THREE.Color();
     const water = this.waterShape;
     // Heights are measured over the land: from the water surface (when there is one) to the top.
     const landLo = water ? Math.max(lo, Math.min(water.level, hi)) : lo;
     const explicit = t.color ? new THREE.Color(t.color) : null;
-    const normal = new THREE.Vector3();
-    // One colour per triangle (from its centre and normal) keeps the low-poly facets crisp.
-    for (let v = 0; v + 2 < p.count; v += 3) {
-      if (explicit) {
-        c.copy(explicit);
-      } else {
+    const facetColor: FacetColor = (out, x, y, z, normal) => {
+      if (explicit) out.copy(explicit);
+      else terrainColor(out, x, y, z, normal.y, landLo, hi, water);
+      // Lite: the facet's light is baked into its colour and the terrain drawn unlit (the
+      // facets are flat, so nothing is lost): most of the screen is terrain.
+      if (this.lite) bakeLambert(out, out, normal);
+    };
+    let material: THREE.Material;
+    const drawn = this.lite && nx >= 3 && nz >= 3
+      ? new THREE.Mesh(simplifiedTerrain(t, TERRAIN_LITE_ERROR, water ? water.level : null, facetColor),
+        new THREE.MeshBasicMaterial({ vertexColors: true }))
+      : null;
+    if (drawn) {
+      // Drawn simplified (./terrain.ts); the full mesh is kept, never drawn, for aiming clicks at.
+      drawn.name = "terrain-drawn";
+      this.group.add(drawn);
+      material = new THREE.MeshBasicMaterial({ visible: false });
+    } else {
+      const p = flat.getAttribute("position");
+      const n = flat.getAttribute("normal");
+      const colors = new Float32Array(p.count * 3);
+      const c = new THREE.Color();
+      const normal = new THREE.Vector3();
+      // One colour per triangle (from its centre and normal) keeps the low-poly facets crisp.
+      for (let v = 0; v + 2 < p.count; v += 3) {
         const x = (p.getX(v) + p.getX(v + 1) + p.getX(v + 2)) / 3;
         const y = (p.getY(v) + p.getY(v + 1) + p.getY(v + 2)) / 3;
         const z = (p.getZ(v) + p.getZ(v + 1) + p.getZ(v + 2)) / 3;
-        terrainColor(c, x, y, z, n.getY(v), landLo, hi, water);
+        facetColor(c, x, y, z, normal.fromBufferAttribute(n, v));
+        for (let k = v; k < v + 3; k++) c.toArray(colors, 3 * k);
       }
-      // Lite: the facet's light is baked into its colour and the terrain drawn unlit (the
-      // facets are flat, so nothing is lost): most of the screen is terrain.
-      if (this.lite) bakeLambert(c, c, normal.fromBufferAttribute(n, v));
-      for (let k = v; k < v + 3; k++) c.toArray(colors, 3 * k);
+      flat.setAttribute("color", new THREE.BufferAttribute(colors, 3));
+      material = this.lite
+        ? new THREE.MeshBasicMaterial({ vertexColors: true })
+        : new THREE.MeshLambertMaterial({ vertexColors: true, flatShading: true });
     }
-    flat.setAttribute("color", new THREE.BufferAttribute(colors, 3));
-    const material = this.lite
-      ? new THREE.MeshBasicMaterial({ vertexColors: true })
-      : new THREE.MeshLambertMaterial({ vertexColors: true, flatShading: true });
     const mesh = new THREE.Mesh(flat, material);
     mesh.name = "terrain";
     this.group.add(mesh);
     this.surfaces.push(mesh);
     this.terrain = mesh;
+    this.drawnTerrain = drawn ?? mesh;
   }
 
   private addWater(w: Water): void {
