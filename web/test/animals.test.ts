@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import * as THREE from "three";
 import { parseFrame } from "../src/protocol/frame";
 import { LITE_ON, SpeciesLayer } from "../src/render/animals";
-import { buildModel, MODEL_KINDS, Motion } from "../src/render/models";
+import { buildModel, MODEL_KINDS, Motion, Part } from "../src/render/models";
 import { encodeFrame, type AnimalSet } from "./encode";
 import { lights } from "./lights";
 
@@ -38,6 +38,26 @@ describe("procedural models", () => {
       const box = new THREE.Box3().setFromBufferAttribute(pos as THREE.BufferAttribute);
       expect(box.max.z - box.min.z).toBeGreaterThan(0.7); // about one body length nose to tail
       expect(box.max.z - box.min.z).toBeLessThan(1.5);
+    }
+  });
+
+  it.each(["sheep", "wolf", "zebra", "lion", "elephant"])("lite %s: 48 triangles, legs whose open ends hide in the body and on the ground", (kind) => {
+    const g = buildModel(kind, true).geometry;
+    const pos = g.getAttribute("position"), rig = g.getAttribute("aRig");
+    expect(pos.count).toBe(48 * 3);
+    const body = { bottom: Infinity };
+    const legs = new Map<number, { top: number; bottom: number; count: number }>();
+    for (let v = 0; v < pos.count; v++) {
+      const part = rig.getX(v), y = pos.getY(v);
+      if (part === Part.Body) { body.bottom = Math.min(body.bottom, y); continue; }
+      const leg = legs.get(part) ?? { top: -Infinity, bottom: Infinity, count: 0 };
+      legs.set(part, { top: Math.max(leg.top, y), bottom: Math.min(leg.bottom, y), count: leg.count + 1 });
+    }
+    expect([...legs.keys()].sort()).toEqual([Part.LegFrontLeft, Part.LegFrontRight, Part.LegBackLeft, Part.LegBackRight]);
+    for (const leg of legs.values()) {
+      expect(leg.count).toBe(6 * 3); // three sides, two triangles each, no caps
+      expect(leg.bottom).toBeCloseTo(0, 6);
+      expect(leg.top).toBeGreaterThan(body.bottom);
     }
   });
 

@@ -194,6 +194,8 @@ interface LegSpec {
   color?: number;
   tint?: boolean;
   round?: boolean;
+  /** Open triangular prisms (6 triangles) instead of boxes (12): the lite walkers' legs. */
+  prism?: boolean;
 }
 
 function legs(b: ModelBuilder, s: LegSpec): void {
@@ -202,19 +204,24 @@ function legs(b: ModelBuilder, s: LegSpec): void {
     [Part.LegBackLeft, s.x, s.zBack], [Part.LegBackRight, -s.x, s.zBack],
   ];
   for (const [part, x, z] of parts) {
-    const g = s.round ? cylinder(0.5, 0.45, 6) : box();
+    // a prism's section is a triangle in a circle: radius 0.6 looks about as wide as the box
+    const g = s.round ? cylinder(0.5, 0.45, 6) : s.prism ? new THREE.CylinderGeometry(0.6, 0.6, 1, 3, 1, true) : box();
     b.add(g, { at: [x, s.hip / 2, z], scale: [s.width, s.hip, s.width] }, {
       part, pivot: [x, s.hip, z], color: s.color ?? 0xffffff, tint: s.tint ?? true,
     });
   }
 }
 
-/** A generic walker for large herds: box body, head and four legs. */
+/**
+ * A generic walker for large herds and software rasterisers: box body, head and four legs,
+ * 48 triangles. The legs are open triangular prisms, their ends inside the body and on the
+ * ground: a face that is never seen costs a CPU rasteriser as much as one that is.
+ */
 function walkerLite(height: number): AnimalModel {
   const b = new ModelBuilder();
   b.add(box(), { at: [0, height * 0.62, 0], scale: [0.3, height * 0.4, 0.75] });
   b.add(box(), { at: [0, height * 0.8, 0.45], scale: [0.18, 0.2, 0.22] });
-  legs(b, { x: 0.1, zFront: 0.25, zBack: -0.25, hip: height * 0.45, width: 0.08 });
+  legs(b, { x: 0.1, zFront: 0.25, zBack: -0.25, hip: height * 0.45, width: 0.08, prism: true });
   return { geometry: b.build(), motion: Motion.Walker, headZ: 0.55, length: 1, centerY: height * 0.6 };
 }
 
