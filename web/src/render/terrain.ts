@@ -51,8 +51,10 @@ export function simplifyGrid(heights: ArrayLike<number>, nx: number, nz: number,
   }
   const errors = new Float64Array(size * size);
   const lastI = nx - 1, lastJ = nz - 1;
-  // Every triangle of the hierarchy, finest first, so each midpoint's error already holds its children's.
-  // Triangle ids as in a binary heap: 2 and 3 are the square's two halves, id's children 2id and 2id+1.
+  // Every triangle of the hierarchy, finest first, so each midpoint's error already holds its halves'.
+  // A triangle's id spells its path: the lowest bit picks one of the square's two halves, each
+  // further bit the left or the right half of the triangle so far. Ids grow with depth, so counting
+  // down visits every finer triangle before any coarser one.
   const count = tile * tile * 2 - 2;
   const parents = count - tile * tile;
   for (let t = count - 1; t >= 0; t--) {
