@@ -52,6 +52,11 @@ def _window(page, seconds: float) -> dict:
     return {"gpu_ms": (g1 - g0) / frames * 1e3, "renderer_ms": (r1 - r0) / frames * 1e3, "fps": frames / (t1 - t0)}
 
 
+def _medians(windows: list[dict]) -> dict:
+    """Each figure of :func:`_window`, the median over ``windows``."""
+    return {key: round(statistics.median(w[key] for w in windows), 2) for key in windows[0]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scene", help="a built-in scenario or a scenario file")
@@ -95,11 +100,10 @@ def main() -> None:
                         time.sleep(0.5)
                         out.append(_window(page, args.seconds))
                 page.evaluate(f"() => window.__starling.show({json.dumps(part)}, true)")
-                median = lambda rows, key: round(statistics.median(r[key] for r in rows), 2)  # noqa: E731
                 report["parts"][part] = {
                     "gpu_ms_per_frame": round(statistics.median(a["gpu_ms"] - b["gpu_ms"] for a, b in zip(shown, hidden)), 2),
-                    "with": {"gpu_ms": median(shown, "gpu_ms"), "renderer_ms": median(shown, "renderer_ms"), "fps": median(shown, "fps")},
-                    "without": {"gpu_ms": median(hidden, "gpu_ms"), "renderer_ms": median(hidden, "renderer_ms"), "fps": median(hidden, "fps")},
+                    "with": _medians(shown),
+                    "without": _medians(hidden),
                 }
         finally:
             browser.close()

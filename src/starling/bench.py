@@ -19,7 +19,7 @@ from .config import validate_scenario
 from .simulation import Simulation
 from .steering.mergers import merge
 from .steering.pipeline import PARALLEL_THRESHOLD, pair_box
-from .steering.queries.neighbors import find_neighbors
+from .steering.queries.neighbors import find_neighbors, normalize_box
 
 
 def bench_scenario(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5, fov_deg: float = 270.0,
@@ -135,9 +135,9 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
     query = _timed(lambda: find_neighbors(pop.position, pop.forward, pop.position, group.query,
                                           exclude_self=True, box=box, out=group.neighbors), stage_repeats)
     profile["query"] = _stats(query)
-    profile["pair_geometry"] = _stats(_timed(lambda: pipe._query(world, pop, group, box, False, pair_box(box)), stage_repeats))
+    profile["pair_geometry"] = _stats(_timed(lambda: pipe._query(world, pop, group, box, False, pair_box(box), normalize_box(box)), stage_repeats))
     profile["pair_geometry"] = {k: round(v - profile["query"][k], 4) for k, v in profile["pair_geometry"].items()}
-    others, nbrs = pipe._query(world, pop, group, box, False, pair_box(box))
+    others, nbrs = pipe._query(world, pop, group, box, False, pair_box(box), normalize_box(box))
     agents = pop.agents()
     for slot in group.behaviors:
         kernel = slot.spec.compiled(parallel)

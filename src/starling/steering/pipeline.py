@@ -210,8 +210,9 @@ class SpeciesPipeline:
 
         box = world.box
         box32 = pair_box(box)
+        query_box = normalize_box(box)
         for group in self.groups:
-            others, nbrs = self._query(world, pop, group, box, record, box32, gathered)
+            others, nbrs = self._query(world, pop, group, box, record, box32, query_box, gathered)
             for slot in group.behaviors:
                 if group.nobody and slot.spec.silent_alone and SKIP_SILENT:
                     self._silence(slot, n)
@@ -311,8 +312,9 @@ class SpeciesPipeline:
         return problems
 
     def _query(self, world: World, pop, group: NeighborGroup, box, record: bool, box32: np.ndarray,
-               gathered: Optional[dict] = None):
-        """Query ``group``'s neighbours and their pair geometry (``box32``: :func:`pair_box` of ``box``)."""
+               query_box: Optional[np.ndarray], gathered: Optional[dict] = None):
+        """Query ``group``'s neighbours and their pair geometry (``box32``: :func:`pair_box` of ``box``,
+        ``query_box``: its :func:`normalize_box`, each made once per step)."""
         own = self.name
         if group.one_target:
             target = world.population(group.targets[0])
@@ -324,7 +326,7 @@ class SpeciesPipeline:
             # a population's live rows are what find_neighbors would make of them, and its own rows are
             # one array object (pop is target): its checks and conversions are skipped
             group.neighbors = search_into(pop.position, pop.forward, target.position, group.query,
-                                          normalize_box(box), target is pop, group.neighbors)
+                                          query_box, target is pop, group.neighbors)
             if record:
                 _record_one_target(group, target)
         else:

@@ -188,7 +188,6 @@ export function coarsenHeightfield(t: Heightfield, maxSamples: number): DrawnHei
   return { ...t, resolution: [xs.length, zs.length], heights, columns: xs.map(offset(nx, t.size[0])), rows: zs.map(offset(nz, t.size[1])) };
 }
 
-
 export class EnvironmentView {
   readonly group = new THREE.Group();
   private water: THREE.ShaderMaterial | null = null;
@@ -299,7 +298,6 @@ export class EnvironmentView {
       }
     }
     const flat = geometry.toNonIndexed();
-    flat.computeVertexNormals();
     const water = this.waterShape;
     // Heights are measured over the land: from the water surface (when there is one) to the top.
     const landLo = water ? Math.max(lo, Math.min(water.level, hi)) : lo;
@@ -312,16 +310,16 @@ export class EnvironmentView {
       if (this.lite) bakeLambert(out, out, normal);
     };
     let material: THREE.Material;
-    const drawn = this.lite && nx >= 3 && nz >= 3
-      ? new THREE.Mesh(simplifiedTerrain(t, TERRAIN_LITE_ERROR, water ? water.level : null, facetColor),
-        new THREE.MeshBasicMaterial({ vertexColors: true }))
-      : null;
-    if (drawn) {
+    let drawn: THREE.Mesh | null = null;
+    if (this.lite) {
       // Drawn simplified (./terrain.ts); the full mesh is kept, never drawn, for aiming clicks at.
+      drawn = new THREE.Mesh(simplifiedTerrain(t, TERRAIN_LITE_ERROR, water ? water.level : null, facetColor),
+        new THREE.MeshBasicMaterial({ vertexColors: true }));
       drawn.name = "terrain-drawn";
       this.group.add(drawn);
       material = new THREE.MeshBasicMaterial({ visible: false });
     } else {
+      flat.computeVertexNormals();
       const p = flat.getAttribute("position");
       const n = flat.getAttribute("normal");
       const colors = new Float32Array(p.count * 3);
@@ -336,9 +334,7 @@ export class EnvironmentView {
         for (let k = v; k < v + 3; k++) c.toArray(colors, 3 * k);
       }
       flat.setAttribute("color", new THREE.BufferAttribute(colors, 3));
-      material = this.lite
-        ? new THREE.MeshBasicMaterial({ vertexColors: true })
-        : new THREE.MeshLambertMaterial({ vertexColors: true, flatShading: true });
+      material = new THREE.MeshLambertMaterial({ vertexColors: true, flatShading: true });
     }
     const mesh = new THREE.Mesh(flat, material);
     mesh.name = "terrain";

@@ -51,6 +51,8 @@ export function simplifyGrid(heights: ArrayLike<number>, nx: number, nz: number,
   }
   const errors = new Float64Array(size * size);
   const lastI = nx - 1, lastJ = nz - 1;
+  const straddles = (lo: number, hi: number, line: number) => lo < line && line < hi;
+  const above = (y: number) => (waterLevel !== null && y > waterLevel ? 1 : 0);
   // Every triangle of the hierarchy, finest first, so each midpoint's error already holds its halves'.
   // A triangle's id spells its path: the lowest bit picks one of the square's two halves, each
   // further bit the left or the right half of the triangle so far. Ids grow with depth, so counting
@@ -69,13 +71,12 @@ export function simplifyGrid(heights: ArrayLike<number>, nx: number, nz: number,
     const mx = (ax + bx) >> 1, my = (ay + by) >> 1;
     const mid = my * size + mx;
     let error = planeError(h, size, ax, ay, bx, by, cx, cy);
-    const straddles = (lo: number, hi: number, line: number) => lo < line && line < hi;
     if (straddles(Math.min(ax, bx, cx), Math.max(ax, bx, cx), lastI) || straddles(Math.min(ay, by, cy), Math.max(ay, by, cy), lastJ)) {
       error = Infinity;
     }
     if (waterLevel !== null) {
-      const above = [h[ay * size + ax], h[by * size + bx], h[cy * size + cx]].filter((y) => y > waterLevel).length;
-      if (above > 0 && above < 3) error = Infinity;
+      const corners = above(h[ay * size + ax]) + above(h[by * size + bx]) + above(h[cy * size + cx]);
+      if (corners > 0 && corners < 3) error = Infinity; // it crosses the water's surface
     }
     errors[mid] = Math.max(errors[mid], error);
     if (t < parents) {
