@@ -6,11 +6,14 @@ import { describe, expect, it } from "vitest";
 import * as THREE from "three";
 import { parseFrame } from "../src/protocol/frame";
 import type { Heightfield } from "../src/protocol/messages";
-import { MERGED_ROW, SpeciesLayer } from "../src/render/animals";
-import { coarsenHeightfield, EnvironmentView, TERRAIN_LITE_SAMPLES, terrainColor } from "../src/render/environment";
+import { MERGED_ROW, shareVertices, SpeciesLayer } from "../src/render/animals";
+import {
+  coarsenHeightfield, defaultWaves, EnvironmentView, liteWaves, obstacleColor, TERRAIN_LITE_SAMPLES, terrainColor, WATER_LITE_SAMPLES_PER_WAVE,
+  WATER_LITE_WAVES, waterSegments,
+} from "../src/render/environment";
 import { buildModel, MODEL_KINDS, Motion } from "../src/render/models";
 import { animalVertex } from "../src/render/shaders";
-import { bakeLambert, LIGHTS } from "../src/render/world";
+import { bakedMaterial, bakeLambert, LIGHTS } from "../src/render/world";
 import { encodeFrame } from "./encode";
 import { lights } from "./lights";
 
@@ -105,12 +108,92 @@ describe("the environment on a software rasteriser", () => {
       const c = p[0].clone().add(p[1]).add(p[2]).divideScalar(3);
       // the full view's colour of a facet here (heights 0 to 9, no water), lit as MeshLambertMaterial would
       terrainColor(albedo, c.x, c.y, c.z, nrm.y, 0, 9, null);
-      bakeLambert(want, albedo, nrm);
+      // ... in the canvas's sRGB, which the drawn terrain's material does not convert again
+      bakeLambert(want, albedo, nrm).convertLinearToSRGB();
       expect(baked.getX(v)).toBeCloseTo(want.r, 6);
       expect(baked.getZ(v + 2)).toBeCloseTo(want.b, 6);
       // Lit facets differ from their albedo: the bake did something.
       expect(Math.abs(baked.getX(v) - albedo.r)).toBeGreaterThan(0.01);
     }
+  });
+
+  it("draws baked colours without converting every pixel to sRGB, fog still mixed in after", () => {
+    const material = bakedMaterial();
+    const shader = { fragmentShader: "a\n#include <colorspace_fragment>\n#include <fog_fragment>\nb", vertexShader: "", uniforms: {} };
+    material.onBeforeCompile(shader as unknown as THREE.WebGLProgramParametersWithUniforms, {} as THREE.WebGLRenderer);
+    expect(shader.fragmentShader).toBe("a\n\n#include <fog_fragment>\nb");
+    expect(material.vertexColors).toBe(true);
+    // its own program: three.js must not reuse a converting MeshBasicMaterial's
+    expect(material.customProgramCacheKey()).not.toBe(new THREE.MeshBasicMaterial({ vertexColors: true }).customProgramCacheKey());
+    const lite = environment(true);
+    lite.set({ terrain: { origin: [0, 0], size: [10, 10], resolution: [3, 3], heights: [0, 1, 2, 0, 5, 2, 0, 0, 9] } });
+    expect((lite.drawnTerrain!.material as THREE.Material).customProgramCacheKey()).toBe("baked-srgb");
+  });
+
+  it("draws the obstacles in one batch of facets lit as the full view lights them; clicks still find each", () => {
+    const obstacles = [
+      { shape: "box" as const, center: [3, 1, -2] as [number, number, number], size: [2, 1, 4] as [number, number, number], rotation_deg: [0, 30, 0] as [number, number, number] },
+      { shape: "cylinder" as const, center: [-5, 2, 0] as [number, number, number], radius: 0.4, height: 4 },
+      { shape: "sphere" as const, center: [-5, 4.5, 0] as [number, number, number], radius: 1.5 },
+      { shape: "sphere" as const, center: [8, 0, 8] as [number, number, number], radius: 0.6, color: "#aa3311" },
+    ];
+    const lite = environment(true), full = environment(false);
+    lite.set({ obstacles });
+    full.set({ obstacles });
+    const named = (env: EnvironmentView) => env.group.children.filter((o) => o.name.startsWith("obstacle:")) as THREE.Mesh[];
+    // the full view draws each obstacle with its own lit material; the lite one keeps them, undrawn, for clicks
+    expect(named(full).map((m) => (m.material as THREE.Material).visible)).toEqual([true, true, true, true]);
+    expect(named(lite).map((m) => (m.material as THREE.Material).visible)).toEqual([false, false, false, false]);
+    expect(lite.surfaces).toEqual(expect.arrayContaining(named(lite)));
+    expect(full.group.getObjectByName("obstacles-drawn")).toBeUndefined();
+    const batch = lite.group.getObjectByName("obstacles-drawn") as THREE.Mesh;
+    expect((batch.material as THREE.Material).customProgramCacheKey()).toBe("baked-srgb");
+    const pos = batch.geometry.getAttribute("position"), color = batch.geometry.getAttribute("color");
+    // every facet of every obstacle, where the full view draws it, with the full view's light baked in
+    let at = 0;
+    const a = new THREE.Vector3(), b = new THREE.Vector3(), c = new THREE.Vector3(), n = new THREE.Vector3(), want = new THREE.Color();
+    named(full).forEach((mesh, k) => {
+      mesh.updateMatrixWorld();
+      const g = mesh.geometry.index ? mesh.geometry.toNonIndexed() : mesh.geometry;
+      const p = g.getAttribute("position");
+      const albedo = (mesh.material as THREE.MeshLambertMaterial).color;
+      expect(albedo.getHexString()).toBe(new THREE.Color(obstacles[k].color ?? obstacleColor(["rock", "trunk", "canopy", "rock"][k] as never, k)).getHexString());
+      for (let v = 0; v < p.count; v += 3, at += 3) {
+        [a, b, c].forEach((q, j) => q.fromBufferAttribute(p, v + j).applyMatrix4(mesh.matrixWorld));
+        [a, b, c].forEach((q, j) => {
+          expect(pos.getX(at + j)).toBeCloseTo(q.x, 5);
+          expect(pos.getY(at + j)).toBeCloseTo(q.y, 5);
+          expect(pos.getZ(at + j)).toBeCloseTo(q.z, 5);
+        });
+        n.subVectors(b, a).cross(c.clone().sub(a)).normalize();
+        bakeLambert(want, albedo, n).convertLinearToSRGB();
+        for (let j = 0; j < 3; j++) {
+          expect(color.getX(at + j)).toBeCloseTo(want.r, 5);
+          expect(color.getZ(at + j)).toBeCloseTo(want.b, 5);
+        }
+      }
+    });
+    expect(pos.count).toBe(at);
+  });
+
+  it("sums only the largest waves, on a grid that samples the shortest of them", () => {
+    const shuffled = [3, 0, 5, 1, 4, 2].map((i) => defaultWaves(72, 6)[i]);
+    const kept = liteWaves(shuffled);
+    expect(kept.map((w) => w.amplitude)).toEqual(defaultWaves(72, WATER_LITE_WAVES).map((w) => w.amplitude));
+    const shortest = Math.min(...kept.map((w) => w.wavelength));
+    const lite = waterSegments(72, kept, true);
+    expect(72 / lite).toBeLessThanOrEqual(shortest / WATER_LITE_SAMPLES_PER_WAVE);
+    expect(72 / (lite - 1)).toBeGreaterThan(shortest / WATER_LITE_SAMPLES_PER_WAVE);
+    // the meadow's pond: a vertex every 2.5 m or so instead of 1.5 m
+    expect(lite).toBeLessThan(waterSegments(72, defaultWaves(72), false) * 0.7);
+    expect(waterSegments(72, defaultWaves(72), false)).toBe(48);
+    // a grid no finer than the full view's, whatever the waves
+    expect(waterSegments(30, [{ amplitude: 0.1, wavelength: 1, speed: 1, direction: [1, 0] }], true)).toBe(20);
+    const env = environment(true);
+    env.set({ water: { level: 0, bounds_min: [0, 0], bounds_max: [72, 40] } });
+    const drawn = (env.group.getObjectByName("water") as THREE.Mesh);
+    expect((drawn.material as THREE.ShaderMaterial).uniforms.uWaveCount.value).toBe(WATER_LITE_WAVES);
+    expect(drawn.geometry.getAttribute("position").count).toBe((lite + 1) ** 2);
   });
 
   it("sums the water's waves per vertex instead of per pixel", () => {
@@ -163,22 +246,28 @@ describe("animals on a software rasteriser", () => {
 
   it("are drawn in one plain batch whose vertices fetch their animal's numbers from a texture", () => {
     const layer = new SpeciesLayer(info("sheep"), lights(), { alwaysLite: true, merged: true });
-    const model = buildModel("sheep", true).geometry.getAttribute("position");
+    const model = buildModel("sheep", true).geometry;
+    const corners = model.getAttribute("position").count; // the model's triangles, three corners each
+    const shared = shareVertices(model);
     expect(layer.geometry).not.toBeInstanceOf(THREE.InstancedBufferGeometry);
-    expect(layer.material.defines).toMatchObject({ MERGED: 1, MERGED_ROW, VERTS: model.count });
+    expect(layer.material.defines).toMatchObject({ MERGED: 1, MERGED_ROW, VERTS: shared.count });
     expect(animalVertex).toContain("int i = gl_VertexID / VERTS;");
     expect(animalVertex).toContain("ivec2 at = ivec2(3 * (i % MERGED_ROW), i / MERGED_ROW);");
     // more animals than the first buffers hold, and more than one texture row
     const n = MERGED_ROW + 37;
     layer.update(walkers(n));
-    expect(layer.geometry.drawRange).toMatchObject({ start: 0, count: n * model.count });
-    const position = layer.geometry.getAttribute("position");
-    expect(position.count).toBeGreaterThanOrEqual(n * model.count);
+    expect(layer.geometry.drawRange).toMatchObject({ start: 0, count: n * corners });
+    const index = layer.geometry.getIndex()!;
+    expect(index.count).toBeGreaterThanOrEqual(n * corners);
+    const attributes = ["position", "aRig", "aColor"].map((name) => [layer.geometry.getAttribute(name), model.getAttribute(name)] as const);
     for (const i of [0, 1, 517, MERGED_ROW - 1, MERGED_ROW, n - 1]) {
-      for (const corner of [0, model.count - 1]) {
-        const v = i * model.count + corner;
-        // the vertex is the model's own vertex ...
-        expect([position.getX(v), position.getY(v), position.getZ(v)]).toEqual([model.getX(corner), model.getY(corner), model.getZ(corner)]);
+      for (let corner = 0; corner < corners; corner++) {
+        const v = index.getX(i * corners + corner);
+        // the corner is the model's own corner (where it is, which limb, what colour) ...
+        for (const [drawn, own] of attributes) {
+          for (let c = 0; c < own.itemSize; c++) expect(drawn.getComponent(v, c)).toBe(own.getComponent(corner, c));
+        }
+        if (corner % 47 !== 0 && corner !== corners - 1) continue;
         // ... and reads animal i's numbers, the ones an instanced draw gives it
         const got = fetched(layer, v);
         expect(got.position).toEqual(Array.from(layer.positions.subarray(3 * i, 3 * i + 3)));
@@ -189,7 +278,49 @@ describe("animals on a software rasteriser", () => {
     }
     // fewer animals next frame: only their copies are drawn
     layer.update(walkers(3, 1));
-    expect(layer.geometry.drawRange.count).toBe(3 * model.count);
+    expect(layer.geometry.drawRange.count).toBe(3 * corners);
+  });
+
+  it.each(MODEL_KINDS)("%s: the merged batch shades each distinct corner of the lite model once", (kind) => {
+    const model = buildModel(kind, true).geometry;
+    const shared = shareVertices(model);
+    const corners = model.getAttribute("position").count;
+    expect(shared.index.length).toBe(corners);
+    for (const name of ["position", "aRig", "aColor"]) {
+      const own = model.getAttribute(name), values = shared.attributes[name], size = own.itemSize;
+      expect(values.length).toBe(shared.count * size);
+      for (let corner = 0; corner < corners; corner++) {
+        for (let c = 0; c < size; c++) expect(values[shared.index[corner] * size + c]).toBe(own.getComponent(corner, c));
+      }
+    }
+    // no two kept vertices alike
+    const keys = new Set(Array.from({ length: shared.count }, (_, v) =>
+      ["position", "aRig", "aColor"].map((name) => Array.from(shared.attributes[name].subarray(v * model.getAttribute(name).itemSize, (v + 1) * model.getAttribute(name).itemSize))).join("|")));
+    expect(keys.size).toBe(shared.count);
+  });
+
+  it("shares a corner between facets only where its limb and colour are the same too", () => {
+    const g = new THREE.BufferGeometry();
+    // two facets on one edge (x = 0..1), then a copy of the first on another limb, then one in another colour
+    g.setAttribute("position", new THREE.Float32BufferAttribute([0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, -1, 0,
+      0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0], 3));
+    const rig = Array(12).fill([0, 0, 0, 0]).flat();
+    rig.splice(24, 4, 3, 0, 0, 0); rig.splice(28, 4, 3, 0, 0, 0); rig.splice(32, 4, 3, 0, 0, 0);
+    g.setAttribute("aRig", new THREE.Float32BufferAttribute(rig, 4));
+    const color = Array(12).fill([1, 1, 1, 1]).flat();
+    color.splice(36, 4, 0.5, 1, 1, 1);
+    g.setAttribute("aColor", new THREE.Float32BufferAttribute(color, 4));
+    const shared = shareVertices(g);
+    // the first facet: 3 corners; the second adds 1 (two are the first's); the limb's copy 3 of its own;
+    // the last shares the body's white corners and adds its one blue corner
+    expect(Array.from(shared.index)).toEqual([0, 1, 2, 1, 0, 3, 4, 5, 6, 7, 1, 2]);
+    expect(shared.count).toBe(8);
+  });
+
+  it("the lite walkers' corners are shared by their facets: a sheep shades 40 vertices, not 144", () => {
+    const sheep = buildModel("sheep", true).geometry;
+    expect(sheep.getAttribute("position").count).toBe(144);
+    expect(shareVertices(sheep).count).toBe(40);
   });
 
   it("merged, still show the selection and its neighbours", () => {

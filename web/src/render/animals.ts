@@ -7,7 +7,8 @@
  * heading since the previous frame (kept per uid, because the simulation may
  * reorder animals between steps). Only the used part of each attribute is
  * re-uploaded. On a software rasteriser (`merged`) the same numbers go to a
- * texture instead, read by one plain draw of every animal's copy of the model.
+ * texture instead, read by one plain indexed draw of every animal's copy of the
+ * model, whose corners are shaded once however many facets share them.
  */
 import * as THREE from "three";
 import { SPEED_UNIT, unpackQuaternion, type SpeciesBlock } from "../protocol/frame";
@@ -138,22 +139,38 @@ export class SpeciesLayer {
     }
   }
 
-  /** Vertices of one animal's model (merged mode draws this many per animal). */
+  /** Vertices of one animal's model (merged mode: its distinct vertices, each drawn once per animal). */
   get verts(): number {
-    return this.model.geometry.getAttribute("position").count;
+    return this.merged ? this.shared().count : this.model.geometry.getAttribute("position").count;
+  }
+
+  private sharedModel: { model: AnimalModel; shared: SharedVertices } | null = null;
+
+  private shared(): SharedVertices {
+    if (this.sharedModel?.model !== this.model) this.sharedModel = { model: this.model, shared: shareVertices(this.model.geometry) };
+    return this.sharedModel.shared;
   }
 
   /** Merged mode: the model's vertices once per animal the buffers hold (see `merged`). */
   private tileModel(): void {
     const geometry = this.geometry;
+    const shared = this.shared();
+    const copies = Math.max(this.capacity, 1);
     for (const name of ["position", "aRig", "aColor"]) {
-      const base = this.model.geometry.getAttribute(name) as THREE.BufferAttribute;
-      const src = base.array as Float32Array;
-      const tiled = new Float32Array(src.length * Math.max(this.capacity, 1));
-      for (let i = 0; i < Math.max(this.capacity, 1); i++) tiled.set(src, i * src.length);
-      geometry.setAttribute(name, new THREE.BufferAttribute(tiled, base.itemSize));
+      const src = shared.attributes[name];
+      const size = src.length / shared.count;
+      const tiled = new Float32Array(src.length * copies);
+      for (let i = 0; i < copies; i++) tiled.set(src, i * src.length);
+      geometry.setAttribute(name, new THREE.BufferAttribute(tiled, size));
     }
-    geometry.setDrawRange(0, this.count * this.verts);
+    const per = shared.index.length;
+    const index = new Uint32Array(per * copies);
+    for (let i = 0; i < copies; i++) {
+      const o = i * shared.count;
+      for (let j = 0; j < per; j++) index[i * per + j] = shared.index[j] + o;
+    }
+    geometry.setIndex(new THREE.BufferAttribute(index, 1));
+    geometry.setDrawRange(0, this.count * per);
   }
 
   /** Merged mode: copy the animals' numbers into the texture the vertices read them from. */
@@ -166,7 +183,7 @@ export class SpeciesLayer {
       out[o + 8] = anim[i4]; out[o + 9] = anim[i4 + 1]; out[o + 10] = anim[i4 + 2]; out[o + 11] = anim[i4 + 3];
     }
     if (this.instances) this.instances.needsUpdate = true;
-    this.geometry.setDrawRange(0, n * this.verts);
+    this.geometry.setDrawRange(0, n * this.shared().index.length);
   }
 
   private grow(needed: number): void {
@@ -429,4 +446,46 @@ export class SpeciesLayer {
     this.geometry.dispose();
     this.material.dispose();
   }
+}
+
+/** A model's facets over its distinct corners (see `shareVertices`). */
+export interface SharedVertices {
+  /** Distinct corners. */
+  count: number;
+  /** `position`, `aRig` and `aColor` of each distinct corner. */
+  attributes: Record<string, Float32Array>;
+  /** The model's corners, three a facet in its order, as indices of the distinct ones. */
+  index: Uint32Array;
+}
+
+/**
+ * A model's facets over its distinct corners: corners alike in position, limb (`aRig`) and
+ * colour are one vertex. A software rasteriser runs the vertex shader once per distinct
+ * index of a batch, not once per facet corner (a lite sheep: 40 runs instead of 144). The
+ * facets are lit from screen-space derivatives and every other varying is the same at a
+ * shared corner, so no pixel changes.
+ */
+export function shareVertices(geometry: THREE.BufferGeometry): SharedVertices {
+  const names = ["position", "aRig", "aColor"];
+  const arrays = names.map((n) => geometry.getAttribute(n).array as Float32Array);
+  const sizes = names.map((n) => geometry.getAttribute(n).itemSize);
+  const n = geometry.getAttribute("position").count;
+  const seen = new Map<string, number>();
+  const index = new Uint32Array(n);
+  const out: number[][] = names.map(() => []);
+  for (let v = 0; v < n; v++) {
+    const parts: number[] = [];
+    arrays.forEach((a, k) => { for (let c = 0; c < sizes[k]; c++) parts.push(a[v * sizes[k] + c]); });
+    const key = parts.join(",");
+    let at = seen.get(key);
+    if (at === undefined) {
+      at = seen.size;
+      seen.set(key, at);
+      arrays.forEach((a, k) => { for (let c = 0; c < sizes[k]; c++) out[k].push(a[v * sizes[k] + c]); });
+    }
+    index[v] = at;
+  }
+  const attributes: Record<string, Float32Array> = {};
+  names.forEach((name, k) => { attributes[name] = new Float32Array(out[k]); });
+  return { count: seen.size, attributes, index };
 }

@@ -19,7 +19,7 @@ import * as THREE from "three";
 import type { Environment, Heightfield, Obstacle, TriangleMesh, Water, Wave } from "../protocol/messages";
 import { MAX_WAVES, waterFragment, waterVertex } from "./shaders";
 import { type DrawnHeightfield, type FacetColor, simplifiedTerrain } from "./terrain";
-import { bakeLambert } from "./world";
+import { bakedMaterial, bakeLambert } from "./world";
 
 /** Deterministic pseudo-random numbers so the same water looks the same on every load. */
 function mulberry32(seed: number): () => number {
@@ -51,6 +51,30 @@ export function defaultWaves(extent: number, count = MAX_WAVES, seed = 7): Wave[
     amplitude *= 0.78;
   }
   return waves;
+}
+
+/** Waves the water sums on a software rasteriser: the largest, which carry most of the swell. */
+export const WATER_LITE_WAVES = 4;
+/** Grid vertices per wavelength of the shortest wave a software rasteriser's water sums: it
+ * shades the water at its vertices, so the grid must sample every wave it draws. */
+export const WATER_LITE_SAMPLES_PER_WAVE = 2.4;
+
+/** The `WATER_LITE_WAVES` waves of largest amplitude, largest first. */
+export function liteWaves(waves: Wave[]): Wave[] {
+  return [...waves].sort((a, b) => b.amplitude - a.amplitude).slice(0, WATER_LITE_WAVES);
+}
+
+/**
+ * Segments per side of the water's grid for a surface `extent` metres across. On a GPU, a vertex
+ * every 1.5 m. On a software rasteriser the water's cost is its triangles (at the meadow's half
+ * scale about 1.5 µs each, more than its pixels), so the grid is as coarse as the waves it draws
+ * allow: `WATER_LITE_SAMPLES_PER_WAVE` vertices per wavelength of the shortest.
+ */
+export function waterSegments(extent: number, waves: Wave[], lite: boolean): number {
+  if (!lite) return Math.min(256, Math.max(32, Math.round(extent / 1.5)));
+  const shortest = waves.length ? Math.min(...waves.map((w) => w.wavelength)) : Infinity;
+  const spacing = Math.max(1.5, shortest / WATER_LITE_SAMPLES_PER_WAVE);
+  return Math.min(96, Math.max(8, Math.ceil(extent / spacing - 1e-9)));
 }
 
 /** What an obstacle looks like, for colouring it when the scene gives no colour. */
@@ -199,8 +223,9 @@ export class EnvironmentView {
   drawnTerrain: THREE.Mesh | null = null;
 
   /**
-   * `lite` (software rasterisers): the water sums only its 6 largest waves on a coarser
-   * grid. They carry nearly all of the motion, and each wave costs every pixel of water.
+   * `lite` (software rasterisers): the water sums only its largest waves (`liteWaves`), on a grid
+   * only as fine as they need (`waterSegments`); the terrain is simplified where it is flat and
+   * the obstacles drawn in one batch, their light baked into their facets.
    */
   constructor(
     private readonly lightUniforms: Record<string, THREE.IUniform>, private readonly sunWorld: THREE.Vector3,
@@ -230,6 +255,7 @@ export class EnvironmentView {
     const obstacles = environment.obstacles ?? [];
     const roles = classifyObstacles(obstacles);
     obstacles.forEach((obstacle, i) => this.addObstacle(obstacle, roles[i], i));
+    this.addObstacleBatch();
     for (const mesh of environment.meshes ?? []) this.addMesh(mesh);
   }
 
@@ -306,15 +332,15 @@ export class EnvironmentView {
       if (explicit) out.copy(explicit);
       else terrainColor(out, x, y, z, normal.y, landLo, hi, water);
       // Lite: the facet's light is baked into its colour and the terrain drawn unlit (the
-      // facets are flat, so nothing is lost): most of the screen is terrain.
-      if (this.lite) bakeLambert(out, out, normal);
+      // facets are flat, so nothing is lost): most of the screen is terrain. Its colours are
+      // given in sRGB, so no pixel is converted (bakedMaterial).
+      if (this.lite) bakeLambert(out, out, normal).convertLinearToSRGB();
     };
     let material: THREE.Material;
     let drawn: THREE.Mesh | null = null;
     if (this.lite) {
       // Drawn simplified (./terrain.ts); the full mesh is kept, never drawn, for aiming clicks at.
-      drawn = new THREE.Mesh(simplifiedTerrain(t, TERRAIN_LITE_ERROR, water ? water.level : null, facetColor),
-        new THREE.MeshBasicMaterial({ vertexColors: true }));
+      drawn = new THREE.Mesh(simplifiedTerrain(t, TERRAIN_LITE_ERROR, water ? water.level : null, facetColor), bakedMaterial());
       drawn.name = "terrain-drawn";
       this.group.add(drawn);
       material = new THREE.MeshBasicMaterial({ visible: false });
@@ -347,9 +373,10 @@ export class EnvironmentView {
   private addWater(w: Water): void {
     const sx = w.bounds_max[0] - w.bounds_min[0];
     const sz = w.bounds_max[1] - w.bounds_min[1];
-    const segments = Math.min(this.lite ? 96 : 256, Math.max(32, Math.round(Math.max(sx, sz) / 1.5)));
+    const all = w.waves && w.waves.length ? w.waves : defaultWaves(Math.max(sx, sz));
+    const waves = this.lite ? liteWaves(all) : all.slice(0, MAX_WAVES);
+    const segments = waterSegments(Math.max(sx, sz), waves, this.lite);
     const geometry = new THREE.PlaneGeometry(sx, sz, segments, segments).rotateX(-Math.PI / 2);
-    const waves = (w.waves && w.waves.length ? w.waves : defaultWaves(Math.max(sx, sz))).slice(0, this.lite ? 6 : MAX_WAVES);
     const dirs = Array.from({ length: MAX_WAVES }, () => new THREE.Vector2());
     const params = Array.from({ length: MAX_WAVES }, () => new THREE.Vector3());
     waves.forEach((wave, i) => {
@@ -412,13 +439,57 @@ export class EnvironmentView {
       const [x, y, z] = o.center;
       if (x >= w.min[0] && x <= w.max[0] && z >= w.min[1] && z <= w.max[1]) color.lerp(w.color, underwaterMix(w.level - y));
     }
-    const mesh = new THREE.Mesh(geometry, this.material(color));
+    // Lite: drawn in one batch with the others (addObstacleBatch); this mesh stays, never drawn, for clicks.
+    const mesh = new THREE.Mesh(geometry, this.lite ? new THREE.MeshBasicMaterial({ visible: false }) : this.material(color));
     mesh.position.set(...o.center);
     const r = o.rotation_deg ?? [0, 0, 0];
     mesh.rotation.set(THREE.MathUtils.degToRad(r[0]), THREE.MathUtils.degToRad(r[1]), THREE.MathUtils.degToRad(r[2]));
     mesh.name = `obstacle:${o.shape}:${role}`;
     this.group.add(mesh);
     this.surfaces.push(mesh);
+    if (this.lite) {
+      mesh.updateMatrix();
+      this.batch.push({ geometry: geometry.clone().applyMatrix4(mesh.matrix), color });
+    }
+  }
+
+  private batch: { geometry: THREE.BufferGeometry; color: THREE.Color }[] = [];
+
+  /**
+   * Lite: every obstacle in one draw of plain triangles, each facet's Lambert light baked into
+   * its colour (in sRGB) as the terrain's is. A software rasteriser sets up every draw on its own (the
+   * meadow has 136 obstacles), and the facets are flat, so the picture is the same.
+   */
+  private addObstacleBatch(): void {
+    const parts = this.batch;
+    this.batch = [];
+    if (!parts.length) return;
+    const flats = parts.map((p) => (p.geometry.index ? p.geometry.toNonIndexed() : p.geometry));
+    const total = flats.reduce((sum, g) => sum + g.getAttribute("position").count, 0);
+    const positions = new Float32Array(3 * total);
+    const colors = new Float32Array(3 * total);
+    const a = new THREE.Vector3(), b = new THREE.Vector3(), c = new THREE.Vector3(), normal = new THREE.Vector3();
+    const lit = new THREE.Color();
+    let at = 0;
+    flats.forEach((g, k) => {
+      const p = g.getAttribute("position");
+      for (let v = 0; v + 2 < p.count; v += 3) {
+        a.fromBufferAttribute(p, v); b.fromBufferAttribute(p, v + 1); c.fromBufferAttribute(p, v + 2);
+        normal.subVectors(b, a).cross(c.clone().sub(a)).normalize();
+        bakeLambert(lit, parts[k].color, normal).convertLinearToSRGB();
+        for (const q of [a, b, c]) {
+          q.toArray(positions, 3 * at);
+          lit.toArray(colors, 3 * at);
+          at++;
+        }
+      }
+    });
+    const geometry = new THREE.BufferGeometry();
+    geometry.setAttribute("position", new THREE.BufferAttribute(positions, 3));
+    geometry.setAttribute("color", new THREE.BufferAttribute(colors, 3));
+    const mesh = new THREE.Mesh(geometry, bakedMaterial());
+    mesh.name = "obstacles-drawn";
+    this.group.add(mesh);
   }
 
   private addMesh(m: TriangleMesh): void {

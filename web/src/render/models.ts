@@ -11,7 +11,9 @@
  *    it swings about (wings flap about their root, legs swing about the hip);
  *  - `aColor` = (rgb, tinted): tinted parts are multiplied by the species colour,
  *    the rest (beaks, hooves, eyes, tusks) keep their own colour.
- * Geometry is non-indexed so the fragment shader can shade every facet flat.
+ * Geometry is non-indexed, one corner per facet. The fragment shader lights each
+ * facet flat from screen-space derivatives, so corners may be shared between facets
+ * (the software tier's batch does, `shareVertices` in ./animals).
  */
 import * as THREE from "three";
 

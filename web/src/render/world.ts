@@ -35,6 +35,23 @@ export function bakeLambert(out: THREE.Color, albedo: THREE.Color, normal: THREE
 }
 
 /**
+ * The unlit material of facets whose light is baked (`bakeLambert`) and whose colours are
+ * given in the canvas's sRGB (`Color.convertLinearToSRGB`). It leaves out the linear → sRGB
+ * conversion three.js writes into every fragment shader: three powers a pixel, about a
+ * quarter of what the terrain, most of the screen, costs a software rasteriser. Three.js
+ * mixes the fog in after that conversion, and a flat facet's colour is the same at its three
+ * corners, so the pixels are the ones the converting shader draws.
+ */
+export function bakedMaterial(): THREE.MeshBasicMaterial {
+  const material = new THREE.MeshBasicMaterial({ vertexColors: true });
+  material.onBeforeCompile = (shader) => {
+    shader.fragmentShader = shader.fragmentShader.replace("#include <colorspace_fragment>", "");
+  };
+  material.customProgramCacheKey = () => "baked-srgb";
+  return material;
+}
+
+/**
  * True when WebGL runs on a CPU rasteriser (SwiftShader, llvmpipe): there,
  * multisampling and high-DPI buffers cost more than everything else together, so
  * the viewer drops them. `?quality=high|low` in the URL overrides the guess.
