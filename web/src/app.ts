@@ -365,6 +365,8 @@ export class App {
 
   select(species: string, uid: number): void {
     this.selection = { species, uid };
+    // the new animal's first report opens the panel at once, however recently the last one's updated it
+    this.lastPanel = -Infinity;
     this.inspect = null;
     this.overlay.setInspect(null);
     this.applyHighlights();

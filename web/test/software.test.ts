@@ -323,6 +323,50 @@ describe("animals on a software rasteriser", () => {
     expect(shareVertices(sheep).count).toBe(40);
   });
 
+  it("merged, draw only the animals whose reach meets the camera's view", () => {
+    const layer = new SpeciesLayer(info("sheep"), lights(), { alwaysLite: true, merged: true });
+    const per = shareVertices(buildModel("sheep", true).geometry).index.length;
+    const n = 300;
+    const frame = walkers(n); // animal i at (i, 7i mod 13, -2i)
+    layer.update(frame);
+    // before any draw, every animal is packed
+    expect(layer.geometry.drawRange.count).toBe(n * per);
+    const camera = new THREE.PerspectiveCamera(30, 1.5, 0.1, 1000);
+    camera.position.set(100, 5, -200);
+    camera.lookAt(100, 5, -260);
+    camera.updateMatrixWorld();
+    layer.mesh.onBeforeRender({} as THREE.WebGLRenderer, new THREE.Scene(), camera, layer.geometry, layer.material, null as never);
+    const frustum = new THREE.Frustum().setFromProjectionMatrix(
+      new THREE.Matrix4().multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse));
+    const seen = (i: number, radius: number) =>
+      frustum.intersectsSphere(new THREE.Sphere(new THREE.Vector3(...layer.positions.subarray(3 * i, 3 * i + 3)), radius));
+    const kept = Array.from({ length: n }, (_, i) => i).filter((i) => seen(i, layer.reach));
+    expect(kept.length).toBeGreaterThan(10);
+    expect(kept.length).toBeLessThan(n / 3);
+    expect(layer.geometry.drawRange.count).toBe(kept.length * per);
+    // the kept animals, in order, each with all its numbers; an animal whose position is just out of
+    // view but whose inflated body may reach into it is among them
+    kept.forEach((i, slot) => {
+      const got = fetched(layer, slot * (layer.material.defines.VERTS as number));
+      expect(got.position).toEqual(Array.from(layer.positions.subarray(3 * i, 3 * i + 3)));
+      expect(got.quaternion).toEqual(Array.from(layer.quaternions.subarray(4 * i, 4 * i + 4)));
+      expect(got.anim[0]).toBeCloseTo(0.5 + (i % 5), 1);
+    });
+    expect(kept.some((i) => !seen(i, 0))).toBe(true);
+    // the reach holds the lite sheep three times inflated
+    const bounds = buildModel("sheep", true).geometry.boundingSphere!;
+    expect(layer.reach).toBeGreaterThanOrEqual(3 * (bounds.center.length() + bounds.radius) * info("sheep").scale);
+    // a camera that sees them all draws them all again
+    camera.position.set(150, 300, -300);
+    camera.lookAt(150, 0, -300);
+    camera.far = 2000;
+    camera.fov = 120;
+    camera.updateProjectionMatrix();
+    camera.updateMatrixWorld();
+    layer.mesh.onBeforeRender({} as THREE.WebGLRenderer, new THREE.Scene(), camera, layer.geometry, layer.material, null as never);
+    expect(layer.geometry.drawRange.count).toBe(n * per);
+  });
+
   it("merged, still show the selection and its neighbours", () => {
     const layer = new SpeciesLayer(info("wolf"), lights(), { alwaysLite: true, merged: true });
     layer.update(walkers(3));

@@ -13,7 +13,7 @@
 import * as THREE from "three";
 import { SPEED_UNIT, unpackQuaternion, type SpeciesBlock } from "../protocol/frame";
 import type { SpeciesInfo } from "../protocol/messages";
-import { animalFragment, animalVertex } from "./shaders";
+import { animalFragment, animalVertex, MAX_INFLATION } from "./shaders";
 import { buildModel, Motion, type AnimalModel } from "./models";
 
 /** Above this many animals a species switches to its lite model (below LITE_OFF it switches back). */
@@ -111,7 +111,33 @@ export class SpeciesLayer {
     this.mesh = new THREE.Mesh(this.geometry, this.material);
     this.mesh.frustumCulled = false;
     this.mesh.name = `species:${info.name}`;
+    if (this.merged) this.mesh.onBeforeRender = (_renderer, _scene, camera) => this.cull(camera);
     this.grow(64);
+  }
+
+  private readonly frustum = new THREE.Frustum();
+  private readonly viewProjection = new THREE.Matrix4();
+  private readonly sphere = new THREE.Sphere();
+
+  /**
+   * Merged mode, just before each draw: pack only the animals `camera` can see. A software
+   * rasteriser shades and clips every vertex of an animal off screen as it does one on it (in the
+   * meadow's framed view, four sheep in five are behind the camera or beside the view). An
+   * animal is kept when a sphere around it that holds its model at the largest inflation,
+   * its limbs swung and its body bent, meets the camera's frustum.
+   */
+  cull(camera: THREE.Camera): void {
+    this.viewProjection.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse);
+    this.frustum.setFromProjectionMatrix(this.viewProjection);
+    this.pack(this.frustum);
+  }
+
+  /** Radius (m) of the sphere about an animal's position that holds all it draws (see `cull`). */
+  get reach(): number {
+    const geometry = this.model.geometry;
+    if (!geometry.boundingSphere) geometry.computeBoundingSphere();
+    const bounds = geometry.boundingSphere!;
+    return 1.25 * (bounds.center.length() + bounds.radius) * Math.max(this.info.scale, 1e-3) * MAX_INFLATION;
   }
 
   get swims(): boolean {
@@ -173,17 +199,28 @@ export class SpeciesLayer {
     geometry.setDrawRange(0, this.count * per);
   }
 
-  /** Merged mode: copy the animals' numbers into the texture the vertices read them from. */
-  private pack(): void {
+  /**
+   * Merged mode: copy the animals' numbers into the texture the vertices read them from, each
+   * animal's 12 after the previous one's; with a `frustum`, only the animals in it (see `cull`).
+   */
+  private pack(frustum: THREE.Frustum | null = null): void {
     const n = this.count, out = this.packed, pos = this.positions, quat = this.quaternions, anim = this.anim;
+    const sphere = this.sphere;
+    sphere.radius = frustum ? this.reach : 0;
+    let kept = 0;
     for (let i = 0; i < n; i++) {
-      const o = 12 * i, i3 = 3 * i, i4 = 4 * i;
+      const i3 = 3 * i, i4 = 4 * i;
+      if (frustum) {
+        sphere.center.set(pos[i3], pos[i3 + 1], pos[i3 + 2]);
+        if (!frustum.intersectsSphere(sphere)) continue;
+      }
+      const o = 12 * kept++;
       out[o] = pos[i3]; out[o + 1] = pos[i3 + 1]; out[o + 2] = pos[i3 + 2]; out[o + 3] = this.phase[i];
       out[o + 4] = quat[i4]; out[o + 5] = quat[i4 + 1]; out[o + 6] = quat[i4 + 2]; out[o + 7] = quat[i4 + 3];
       out[o + 8] = anim[i4]; out[o + 9] = anim[i4 + 1]; out[o + 10] = anim[i4 + 2]; out[o + 11] = anim[i4 + 3];
     }
     if (this.instances) this.instances.needsUpdate = true;
-    this.geometry.setDrawRange(0, n * this.shared().index.length);
+    this.geometry.setDrawRange(0, kept * this.shared().index.length);
   }
 
   private grow(needed: number): void {

@@ -17,6 +17,9 @@
  * after the vertex shader has bent the mesh.
  */
 
+/** Largest factor by which far animals are grown to stay at least MIN_PIXELS thick. */
+export const MAX_INFLATION = 3;
+
 const common = /* glsl */ `
 vec3 qrot(vec4 q, vec3 v) {
   vec3 t = 2.0 * cross(q.xyz, v);
@@ -67,7 +70,7 @@ uniform float uLength;
 uniform float uPixelWorld;
 uniform float uThickness;
 #define MIN_PIXELS 1.6
-#define MAX_INFLATION 3.0
+#define MAX_INFLATION ${MAX_INFLATION.toFixed(1)}
 
 varying vec3 vViewPosition;
 varying vec3 vColor;
