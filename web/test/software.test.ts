@@ -13,7 +13,7 @@ import {
 } from "../src/render/environment";
 import { buildModel, MODEL_KINDS, Motion } from "../src/render/models";
 import { animalVertex } from "../src/render/shaders";
-import { bakedMaterial, bakeLambert, LIGHTS } from "../src/render/world";
+import { BAKED_FOG_VERTEX, bakedMaterial, bakeLambert, LIGHTS } from "../src/render/world";
 import { encodeFrame } from "./encode";
 import { lights } from "./lights";
 
@@ -117,17 +117,37 @@ describe("the environment on a software rasteriser", () => {
     }
   });
 
-  it("draws baked colours without converting every pixel to sRGB, fog still mixed in after", () => {
+  it("draws baked colours without converting every pixel to sRGB, the fog mixed in at the corners", () => {
     const material = bakedMaterial();
-    const shader = { fragmentShader: "a\n#include <colorspace_fragment>\n#include <fog_fragment>\nb", vertexShader: "", uniforms: {} };
+    const shader = {
+      vertexShader: THREE.ShaderLib.basic.vertexShader, fragmentShader: THREE.ShaderLib.basic.fragmentShader, uniforms: {},
+    };
+    expect(shader.fragmentShader).toContain("#include <colorspace_fragment>");
+    expect(shader.fragmentShader).toContain("#include <fog_fragment>");
     material.onBeforeCompile(shader as unknown as THREE.WebGLProgramParametersWithUniforms, {} as THREE.WebGLRenderer);
-    expect(shader.fragmentShader).toBe("a\n\n#include <fog_fragment>\nb");
+    // no conversion and no fog left per pixel ...
+    expect(shader.fragmentShader).not.toContain("#include <colorspace_fragment>");
+    expect(shader.fragmentShader).not.toContain("#include <fog_fragment>");
+    // ... the fog at each corner, after three.js's depth, with its uniforms
+    expect(shader.vertexShader).toContain(BAKED_FOG_VERTEX);
+    const at = (text: string) => shader.vertexShader.indexOf(text);
+    for (const uniform of ["uniform vec3 fogColor;", "uniform float fogNear;", "uniform float fogFar;"]) {
+      expect(at(uniform)).toBeGreaterThan(0);
+      expect(at(uniform)).toBeLessThan(at("void main()"));
+    }
+    expect(at("#include <fog_vertex>")).toBeGreaterThan(at("#include <project_vertex>"));
+    expect(at("vColor.rgb = mix(")).toBeGreaterThan(at("#include <fog_vertex>"));
+    // the same linear fog three.js mixes per pixel (a three.js upgrade that changed it would show here)
+    expect(THREE.ShaderChunk.fog_fragment).toContain("float fogFactor = smoothstep( fogNear, fogFar, vFogDepth );");
+    expect(THREE.ShaderChunk.fog_fragment).toContain("gl_FragColor.rgb = mix( gl_FragColor.rgb, fogColor, fogFactor );");
+    expect(BAKED_FOG_VERTEX).toContain("vColor.rgb = mix( vColor.rgb, fogColor, smoothstep( fogNear, fogFar, vFogDepth ) );");
+    expect(THREE.ShaderChunk.fog_vertex).toContain("vFogDepth = - mvPosition.z;");
     expect(material.vertexColors).toBe(true);
     // its own program: three.js must not reuse a converting MeshBasicMaterial's
     expect(material.customProgramCacheKey()).not.toBe(new THREE.MeshBasicMaterial({ vertexColors: true }).customProgramCacheKey());
     const lite = environment(true);
     lite.set({ terrain: { origin: [0, 0], size: [10, 10], resolution: [3, 3], heights: [0, 1, 2, 0, 5, 2, 0, 0, 9] } });
-    expect((lite.drawnTerrain!.material as THREE.Material).customProgramCacheKey()).toBe("baked-srgb");
+    expect((lite.drawnTerrain!.material as THREE.Material).customProgramCacheKey()).toBe(material.customProgramCacheKey());
   });
 
   it("draws the obstacles in one batch of facets lit as the full view lights them; clicks still find each", () => {
@@ -147,7 +167,7 @@ describe("the environment on a software rasteriser", () => {
     expect(lite.surfaces).toEqual(expect.arrayContaining(named(lite)));
     expect(full.group.getObjectByName("obstacles-drawn")).toBeUndefined();
     const batch = lite.group.getObjectByName("obstacles-drawn") as THREE.Mesh;
-    expect((batch.material as THREE.Material).customProgramCacheKey()).toBe("baked-srgb");
+    expect((batch.material as THREE.Material).customProgramCacheKey()).toBe(bakedMaterial().customProgramCacheKey());
     const pos = batch.geometry.getAttribute("position"), color = batch.geometry.getAttribute("color");
     // every facet of every obstacle, where the full view draws it, with the full view's light baked in
     let at = 0;

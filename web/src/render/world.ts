@@ -34,20 +34,36 @@ export function bakeLambert(out: THREE.Color, albedo: THREE.Color, normal: THREE
   return out.setRGB((albedo.r * light("r")) / Math.PI, (albedo.g * light("g")) / Math.PI, (albedo.b * light("b")) / Math.PI);
 }
 
+/** What `bakedMaterial` adds to three.js's vertex shader: the linear fog, mixed into the colour at each corner. */
+export const BAKED_FOG_VERTEX = /* glsl */ `
+#include <fog_vertex>
+#if defined( USE_FOG ) && !defined( FOG_EXP2 ) && defined( USE_COLOR )
+  vColor.rgb = mix( vColor.rgb, fogColor, smoothstep( fogNear, fogFar, vFogDepth ) );
+#endif`;
+
 /**
  * The unlit material of facets whose light is baked (`bakeLambert`) and whose colours are
- * given in the canvas's sRGB (`Color.convertLinearToSRGB`). It leaves out the linear → sRGB
- * conversion three.js writes into every fragment shader: three powers a pixel, about a
- * quarter of what the terrain, most of the screen, costs a software rasteriser. Three.js
- * mixes the fog in after that conversion, and a flat facet's colour is the same at its three
- * corners, so the pixels are the ones the converting shader draws.
+ * given in the canvas's sRGB (`Color.convertLinearToSRGB`), for the scenery a software
+ * rasteriser draws over most of the screen, where every operation a pixel counts:
+ *
+ * - it leaves out the linear → sRGB conversion three.js writes into every fragment shader
+ *   (three powers a pixel, about a quarter of what the terrain cost);
+ * - it mixes the linear fog in at the corners, not at every pixel, as fixed-function fog
+ *   did (about as much again). Three.js mixes its fog in after the conversion too, with the
+ *   same colour and the same depth; between corners the fog is interpolated, which over a
+ *   facet of some metres against a fog hundreds of metres deep cannot be seen.
  */
 export function bakedMaterial(): THREE.MeshBasicMaterial {
   const material = new THREE.MeshBasicMaterial({ vertexColors: true });
   material.onBeforeCompile = (shader) => {
-    shader.fragmentShader = shader.fragmentShader.replace("#include <colorspace_fragment>", "");
+    shader.vertexShader = shader.vertexShader
+      .replace("#include <fog_pars_vertex>", "#include <fog_pars_vertex>\n#ifdef USE_FOG\nuniform vec3 fogColor;\nuniform float fogNear;\nuniform float fogFar;\n#endif")
+      .replace("#include <fog_vertex>", BAKED_FOG_VERTEX);
+    shader.fragmentShader = shader.fragmentShader
+      .replace("#include <colorspace_fragment>", "")
+      .replace("#include <fog_fragment>", "");
   };
-  material.customProgramCacheKey = () => "baked-srgb";
+  material.customProgramCacheKey = () => "baked-srgb-vertex-fog";
   return material;
 }
 
