@@ -18,7 +18,8 @@
 import * as THREE from "three";
 import type { Environment, Heightfield, Obstacle, TriangleMesh, Water, Wave } from "../protocol/messages";
 import { MAX_WAVES, waterFragment, waterVertex } from "./shaders";
-import { type DrawnHeightfield, type FacetColor, simplifiedTerrain } from "./terrain";
+import { colorFacets, type FacetColor } from "./facets";
+import { type DrawnHeightfield, simplifiedTerrain } from "./terrain";
 import { bakedMaterial, bakeLambert } from "./world";
 
 /** Deterministic pseudo-random numbers so the same water looks the same on every load. */
@@ -345,21 +346,9 @@ export class EnvironmentView {
       this.group.add(drawn);
       material = new THREE.MeshBasicMaterial({ visible: false });
     } else {
+      // one colour per triangle (from its centre and normal) keeps the low-poly facets crisp
+      colorFacets(flat, facetColor);
       flat.computeVertexNormals();
-      const p = flat.getAttribute("position");
-      const n = flat.getAttribute("normal");
-      const colors = new Float32Array(p.count * 3);
-      const c = new THREE.Color();
-      const normal = new THREE.Vector3();
-      // One colour per triangle (from its centre and normal) keeps the low-poly facets crisp.
-      for (let v = 0; v + 2 < p.count; v += 3) {
-        const x = (p.getX(v) + p.getX(v + 1) + p.getX(v + 2)) / 3;
-        const y = (p.getY(v) + p.getY(v + 1) + p.getY(v + 2)) / 3;
-        const z = (p.getZ(v) + p.getZ(v + 1) + p.getZ(v + 2)) / 3;
-        facetColor(c, x, y, z, normal.fromBufferAttribute(n, v));
-        for (let k = v; k < v + 3; k++) c.toArray(colors, 3 * k);
-      }
-      flat.setAttribute("color", new THREE.BufferAttribute(colors, 3));
       material = new THREE.MeshLambertMaterial({ vertexColors: true, flatShading: true });
     }
     const mesh = new THREE.Mesh(flat, material);
@@ -467,26 +456,17 @@ export class EnvironmentView {
     const flats = parts.map((p) => (p.geometry.index ? p.geometry.toNonIndexed() : p.geometry));
     const total = flats.reduce((sum, g) => sum + g.getAttribute("position").count, 0);
     const positions = new Float32Array(3 * total);
-    const colors = new Float32Array(3 * total);
-    const a = new THREE.Vector3(), b = new THREE.Vector3(), c = new THREE.Vector3(), normal = new THREE.Vector3();
-    const lit = new THREE.Color();
+    const albedo: THREE.Color[] = []; // per facet
     let at = 0;
     flats.forEach((g, k) => {
       const p = g.getAttribute("position");
-      for (let v = 0; v + 2 < p.count; v += 3) {
-        a.fromBufferAttribute(p, v); b.fromBufferAttribute(p, v + 1); c.fromBufferAttribute(p, v + 2);
-        normal.subVectors(b, a).cross(c.clone().sub(a)).normalize();
-        bakeLambert(lit, parts[k].color, normal).convertLinearToSRGB();
-        for (const q of [a, b, c]) {
-          q.toArray(positions, 3 * at);
-          lit.toArray(colors, 3 * at);
-          at++;
-        }
-      }
+      positions.set(p.array as Float32Array, at);
+      at += p.array.length;
+      for (let f = 0; f < p.count / 3; f++) albedo.push(parts[k].color);
     });
     const geometry = new THREE.BufferGeometry();
     geometry.setAttribute("position", new THREE.BufferAttribute(positions, 3));
-    geometry.setAttribute("color", new THREE.BufferAttribute(colors, 3));
+    colorFacets(geometry, (out, _x, _y, _z, normal, facet) => bakeLambert(out, albedo[facet], normal).convertLinearToSRGB());
     const mesh = new THREE.Mesh(geometry, bakedMaterial());
     mesh.name = "obstacles-drawn";
     this.group.add(mesh);

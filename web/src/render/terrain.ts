@@ -16,6 +16,7 @@
  */
 import * as THREE from "three";
 import type { Heightfield } from "../protocol/messages";
+import { colorFacets, type FacetColor } from "./facets";
 
 /**
  * A heightfield as drawn: `columns` and `rows` are each sample's offset from the origin
@@ -25,9 +26,6 @@ export interface DrawnHeightfield extends Heightfield {
   columns: number[];
   rows: number[];
 }
-
-/** Colour of a facet with centre (x, y, z) and unit normal `normal`, into `out`. */
-export type FacetColor = (out: THREE.Color, x: number, y: number, z: number, normal: THREE.Vector3) => void;
 
 /** Samples (i, j) of the three corners of each triangle: `[i0, j0, i1, j1, i2, j2]` per triangle. */
 export type GridTriangles = number[];
@@ -125,27 +123,18 @@ export function simplifiedTerrain(t: DrawnHeightfield, maxError: number, waterLe
                                   color: FacetColor): THREE.BufferGeometry {
   const [nx, nz] = t.resolution;
   const triangles = simplifyGrid(t.heights, nx, nz, maxError, waterLevel);
+  // each triangle counter-clockwise seen from above (the face points up): the two roots are,
+  // and halving keeps the winding
   const positions = new Float32Array(triangles.length * 3 / 2);
-  const colors = new Float32Array(triangles.length * 3 / 2);
-  const c = new THREE.Color();
-  const p = [new THREE.Vector3(), new THREE.Vector3(), new THREE.Vector3()];
-  const e1 = new THREE.Vector3(), e2 = new THREE.Vector3(), normal = new THREE.Vector3();
-  for (let k = 0, v = 0; k < triangles.length; k += 6, v += 3) {
-    for (let q = 0; q < 3; q++) {
-      const i = triangles[k + 2 * q], j = triangles[k + 2 * q + 1];
-      p[q].set(t.origin[0] + t.columns[i], t.heights[j * nx + i] ?? 0, t.origin[1] + t.rows[j]);
-    }
-    // counter-clockwise seen from above (the face points up): the two roots are, and halving keeps the winding
-    normal.crossVectors(e1.subVectors(p[1], p[0]), e2.subVectors(p[2], p[0])).normalize();
-    color(c, (p[0].x + p[1].x + p[2].x) / 3, (p[0].y + p[1].y + p[2].y) / 3, (p[0].z + p[1].z + p[2].z) / 3, normal);
-    for (let q = 0; q < 3; q++) {
-      p[q].toArray(positions, 3 * (v + q));
-      c.toArray(colors, 3 * (v + q));
-    }
+  for (let k = 0, v = 0; k < triangles.length; k += 2, v += 3) {
+    const i = triangles[k], j = triangles[k + 1];
+    positions[v] = t.origin[0] + t.columns[i];
+    positions[v + 1] = t.heights[j * nx + i] ?? 0;
+    positions[v + 2] = t.origin[1] + t.rows[j];
   }
   const g = new THREE.BufferGeometry();
   g.setAttribute("position", new THREE.BufferAttribute(positions, 3));
-  g.setAttribute("color", new THREE.BufferAttribute(colors, 3));
+  colorFacets(g, color);
   g.computeBoundingSphere();
   return g;
 }
