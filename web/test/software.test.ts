@@ -373,6 +373,16 @@ describe("animals on a software rasteriser", () => {
       expect(got.anim[0]).toBeCloseTo(0.5 + (i % 5), 1);
     });
     expect(kept.some((i) => !seen(i, 0))).toBe(true);
+    // drawn again from the same view, nothing is packed or uploaded again ...
+    const texture = layer.material.uniforms.uInstances.value as THREE.DataTexture;
+    const version = texture.version;
+    layer.mesh.onBeforeRender({} as THREE.WebGLRenderer, new THREE.Scene(), camera, layer.geometry, layer.material, null as never);
+    expect(texture.version).toBe(version);
+    // ... while a new frame is packed at once for that view (the first 100 animals now)
+    layer.update(walkers(100, 1));
+    expect(layer.geometry.drawRange.count).toBe(kept.filter((i) => i < 100).length * per);
+    expect(texture.version).toBeGreaterThan(version);
+    layer.update(frame);
     // the reach holds the lite sheep three times inflated
     const bounds = buildModel("sheep", true).geometry.boundingSphere!;
     expect(layer.reach).toBeGreaterThanOrEqual(3 * (bounds.center.length() + bounds.radius) * info("sheep").scale);

@@ -115,8 +115,10 @@ export class SpeciesLayer {
     this.grow(64);
   }
 
-  private readonly frustum = new THREE.Frustum();
+  // merged mode: the view of the last draw, which `pack` keeps the animals of (null before any draw: all)
+  private view: THREE.Frustum | null = null;
   private readonly viewProjection = new THREE.Matrix4();
+  private readonly nextViewProjection = new THREE.Matrix4();
   private readonly sphere = new THREE.Sphere();
 
   /**
@@ -124,12 +126,16 @@ export class SpeciesLayer {
    * rasteriser shades and clips every vertex of an animal off screen as it does one on it (in the
    * meadow's framed view, four sheep in five are behind the camera or beside the view). An
    * animal is kept when a sphere around it that holds its model at the largest inflation,
-   * its limbs swung and its body bent, meets the camera's frustum.
+   * its limbs swung and its body bent, meets the camera's frustum. A new frame or new
+   * highlights pack at once for the last view, so the texture is packed again here only when
+   * the view has changed since.
    */
   cull(camera: THREE.Camera): void {
-    this.viewProjection.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse);
-    this.frustum.setFromProjectionMatrix(this.viewProjection);
-    this.pack(this.frustum);
+    this.nextViewProjection.multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse);
+    if (this.view && this.nextViewProjection.equals(this.viewProjection)) return;
+    this.viewProjection.copy(this.nextViewProjection);
+    this.view = (this.view ?? new THREE.Frustum()).setFromProjectionMatrix(this.viewProjection);
+    this.pack();
   }
 
   /** Radius (m) of the sphere about an animal's position that holds all it draws (see `cull`). */
@@ -201,11 +207,12 @@ export class SpeciesLayer {
 
   /**
    * Merged mode: copy the animals' numbers into the texture the vertices read them from, each
-   * animal's 12 after the previous one's; with a `frustum`, only the animals in it (see `cull`).
+   * animal's 12 after the previous one's; once a draw has set the view, only the animals in it
+   * (see `cull`).
    */
-  private pack(frustum: THREE.Frustum | null = null): void {
+  private pack(): void {
     const n = this.count, out = this.packed, pos = this.positions, quat = this.quaternions, anim = this.anim;
-    const sphere = this.sphere;
+    const frustum = this.view, sphere = this.sphere;
     sphere.radius = frustum ? this.reach : 0;
     let kept = 0;
     for (let i = 0; i < n; i++) {
