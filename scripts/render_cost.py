@@ -5,7 +5,7 @@ Usage::
     PYTHONPATH=src .venv/bin/python scripts/render_cost.py SCENE [--part terrain --part water ...]
         [--scale 0.5] [--rounds 6] [--seconds 3]
 
-The scene is served paused (after 120 steps) to a headless Chromium (Debian's, software WebGL
+The scene is served paused (after ``--steps``, 120 by default, from ``--seed``) to a headless Chromium (Debian's, software WebGL
 as in the browser tests, 1280 × 800) with the camera held on its framed view. For each part
 (``terrain``, ``water``, ``obstacles``, ``animals`` or a species name; ``window.__starling.show``)
 the page alternates between drawing everything and drawing without that part, ``--rounds``
@@ -64,6 +64,8 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=0.5, help="the drawing buffer's scale (?scale=)")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each measured window")
+    parser.add_argument("--seed", type=int, default=0, help="the scenario's seed (the live measurement's is 1)")
+    parser.add_argument("--steps", type=int, default=120, help="steps taken before the scene is served paused")
     args = parser.parse_args()
     parts = args.part or ["terrain", "water", "obstacles", "animals"]
 
@@ -74,8 +76,8 @@ def main() -> None:
     from starling.server.measure import CHROMIUM, CHROMIUM_ARGS
     from starling.simulation import load_scenario
 
-    sim = load_scenario(args.scene, seed=0)
-    sim.step(120)
+    sim = load_scenario(args.scene, seed=args.seed)
+    sim.step(args.steps)
     app = create_app(args.scene, loader=lambda name, seed: sim, scenario_names=lambda: [args.scene])
     app.state.runner.submit(None, P.Pause(type="pause"))
     report: dict = {"scene": args.scene, "scale": args.scale, "parts": {}}

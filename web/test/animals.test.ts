@@ -41,10 +41,20 @@ describe("procedural models", () => {
     }
   });
 
-  it.each(["sheep", "wolf", "zebra", "lion", "elephant"])("lite %s: 48 triangles, legs whose open ends hide in the body and on the ground", (kind) => {
+  it.each(["sheep", "wolf", "zebra", "lion", "elephant"])("lite %s: 34 triangles, no belly, spike legs whose open tops hide in the body and whose tips are the hooves", (kind) => {
     const g = buildModel(kind, true).geometry;
     const pos = g.getAttribute("position"), rig = g.getAttribute("aRig");
-    expect(pos.count).toBe(48 * 3);
+    expect(pos.count).toBe(34 * 3);
+    // the body's faces: none looks down, and the head's box is whole (5 + 6 faces)
+    const a = new THREE.Vector3(), b = new THREE.Vector3(), c = new THREE.Vector3();
+    const normals: number[] = [];
+    for (let v = 0; v < pos.count; v += 3) {
+      if (rig.getX(v) !== Part.Body) continue;
+      a.fromBufferAttribute(pos, v); b.fromBufferAttribute(pos, v + 1); c.fromBufferAttribute(pos, v + 2);
+      normals.push(new THREE.Triangle(a, b, c).getNormal(new THREE.Vector3()).y);
+    }
+    expect(normals.length).toBe(22);
+    expect(normals.filter((y) => y < -0.99).length).toBe(2); // the head's underside only
     const body = { bottom: Infinity };
     const legs = new Map<number, { top: number; bottom: number; count: number }>();
     for (let v = 0; v < pos.count; v++) {
@@ -55,9 +65,17 @@ describe("procedural models", () => {
     }
     expect([...legs.keys()].sort()).toEqual([Part.LegFrontLeft, Part.LegFrontRight, Part.LegBackLeft, Part.LegBackRight]);
     for (const leg of legs.values()) {
-      expect(leg.count).toBe(6 * 3); // three sides, two triangles each, no caps
+      expect(leg.count).toBe(3 * 3); // three sides meeting at the hoof, no cap
       expect(leg.bottom).toBeCloseTo(0, 6);
       expect(leg.top).toBeGreaterThan(body.bottom);
+    }
+    // each spike's lowest corners are one point, the hoof
+    for (const part of legs.keys()) {
+      const low = new Set<string>();
+      for (let v = 0; v < pos.count; v++) {
+        if (rig.getX(v) === part && pos.getY(v) < 1e-6) low.add(`${pos.getX(v).toFixed(5)},${pos.getZ(v).toFixed(5)}`);
+      }
+      expect(low.size).toBe(1);
     }
   });
 

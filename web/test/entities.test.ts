@@ -65,6 +65,56 @@ describe("entity blocks from the Python runner's fixture", () => {
   });
 });
 
+describe("entity drawables made with the scene", () => {
+  // what a draw does to the view's objects: the onAfterRender of each mesh in the draw's list
+  const draw = (view: EntityView) => {
+    const list: THREE.Object3D[] = [];
+    view.group.traverseVisible((o) => { if ((o as THREE.Mesh).isMesh) list.push(o); });
+    for (const o of list) o.onAfterRender(null as any, null as any, null as any, null as any, null as any, null as any);
+    return list;
+  };
+  const named = (view: EntityView, name: string) => view.group.children.filter((o) => o.name === name) as THREE.Mesh[];
+
+  it("are made with the scene, and a copy of each is drawn once, shrunk to nothing, before the first entity appears", () => {
+    const { expected } = loadFixture();
+    const view = new EntityView(lights());
+    view.set(expected.scene.entities);
+    const [shell] = named(view, "sound"), ring = view.group.children.find((o) => (o as THREE.Mesh).geometry?.type === "RingGeometry") as THREE.Mesh, [apples] = named(view, "apples") as THREE.InstancedMesh[];
+    const [lumps] = named(view, "carcass-lumps") as THREE.InstancedMesh[], player = view.group.getObjectByName("player-figure")!;
+    // the real ones show nothing until a frame says so
+    expect([shell.visible, player.visible, apples.count, lumps.count]).toEqual([false, false, 0, 0]);
+    const warm = named(view, "warm-up");
+    expect(warm.length).toBe(4); // sound, apple, lumps, player
+    const materials = new Set<THREE.Material>();
+    for (const group of warm) {
+      expect(group.scale.x).toBeLessThan(1e-5);
+      group.traverse((o) => { if ((o as THREE.Mesh).isMesh) materials.add((o as THREE.Mesh).material as THREE.Material); });
+    }
+    const real = [shell.material, ring.material as THREE.Material, apples.material, lumps.material];
+    player.traverse((o) => { if ((o as THREE.Mesh).isMesh) real.push((o as THREE.Mesh).material as THREE.Material); });
+    expect(new Set(real)).toEqual(materials); // the copies draw with the real objects' materials, every one of them
+    const drawn = draw(view);
+    const inWarm = (o: THREE.Object3D) => warm.includes(o.parent as THREE.Mesh) || warm.includes(o.parent?.parent as THREE.Mesh);
+    expect(drawn.filter(inWarm).length).toBe(2 + 1 + 1 + 10);
+    expect(named(view, "warm-up")).toEqual([]);
+    expect([shell.visible, player.visible, apples.count, lumps.count]).toEqual([false, false, 0, 0]);
+  });
+
+  it("leave what the first frame shows as it shows it", () => {
+    const { buffer, expected } = loadFixture();
+    const view = new EntityView(lights());
+    view.set(expected.scene.entities);
+    const frame = parseFrame(buffer);
+    view.beginFrame();
+    for (const block of splitBlocks(frame, 1).entities) view.update(block, frame.time);
+    draw(view);
+    expect((named(view, "apples")[0] as THREE.InstancedMesh).count).toBe(1);
+    expect(view.group.getObjectByName("player-figure")!.visible).toBe(true);
+    const sounds = named(view, "sound").filter((o) => o.visible);
+    expect(sounds.map((o) => o.scale.x).sort((a, b) => a - b)).toEqual([expect.closeTo(0.3, 2), expect.closeTo(12.5, 2)]);
+  });
+});
+
 describe("entity looks", () => {
   it("fades a sound out over its lifetime", () => {
     expect(soundFade(0, 1.5)).toBe(1);

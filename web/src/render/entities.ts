@@ -145,8 +145,48 @@ export class EntityView {
         );
         this.carcasses.set(info.index, layer);
         this.group.add(layer.mesh);
+      } else {
+        this.prepare(info.kind);
       }
     }
+  }
+
+  /**
+   * Make what an entity of `kind` is drawn with before the first one appears, and draw a
+   * copy of it once, shrunk to nothing (`warm-up`, removed after that draw): a renderer
+   * compiles a shader, and a software rasteriser its drawing routines, at their first
+   * draw, which stalled the page for a tenth of a second when a scene's first sound went
+   * off. The copies share the real objects' geometry and materials, so what their draw
+   * compiled is what the real ones use.
+   */
+  private prepare(kind: string): void {
+    const copies: THREE.Object3D[] = [];
+    if (kind === "sound") {
+      const { shell, ring } = this.sprite(0);
+      shell.visible = ring.visible = false;
+      copies.push(shell.clone(), ring.clone());
+    } else if (kind === "apple" || kind === "carcass") {
+      const mesh = kind === "apple" ? this.applesFor(0) : this.lumpsFor(0);
+      mesh.count = 0;
+      copies.push(new THREE.InstancedMesh(mesh.geometry, mesh.material, 1));
+    } else if (kind === "player") {
+      this.player = makePlayerFigure();
+      this.player.visible = false;
+      this.group.add(this.player);
+      copies.push(this.player.clone());
+    }
+    if (!copies.length) return;
+    const warm = new THREE.Group();
+    warm.name = "warm-up";
+    warm.scale.setScalar(1e-6);
+    warm.add(...copies);
+    const done = () => this.group.remove(warm); // this draw's list is already made: its other meshes still draw
+    warm.traverse((o) => {
+      o.visible = true;
+      o.frustumCulled = false;
+      o.onAfterRender = done;
+    });
+    this.group.add(warm);
   }
 
   clear(): void {
@@ -236,7 +276,18 @@ export class EntityView {
 
   private updateApples(n: number, p: Float32Array): void {
     if (!n && !this.apples) return;
-    this.apples = this.instanced(this.apples, n, (capacity) => {
+    const apples = this.applesFor(n);
+    for (let i = 0; i < n; i++) {
+      this.matrix.makeTranslation(p[3 * i], p[3 * i + 1] + APPLE_RADIUS * 0.6, p[3 * i + 2]);
+      apples.setMatrixAt(i, this.matrix);
+    }
+    apples.count = n;
+    apples.instanceMatrix.needsUpdate = true;
+  }
+
+  /** The apples' mesh, with room for `n` (made or grown if need be). */
+  private applesFor(n: number): THREE.InstancedMesh {
+    return (this.apples = this.instanced(this.apples, n, (capacity) => {
       const mesh = new THREE.InstancedMesh(
         new THREE.IcosahedronGeometry(APPLE_RADIUS, 1),
         new THREE.MeshLambertMaterial({ color: 0xd2242a, emissive: 0x4a0808, flatShading: true }),
@@ -244,18 +295,23 @@ export class EntityView {
       );
       mesh.name = "apples";
       return mesh;
-    });
-    for (let i = 0; i < n; i++) {
-      this.matrix.makeTranslation(p[3 * i], p[3 * i + 1] + APPLE_RADIUS * 0.6, p[3 * i + 2]);
-      this.apples.setMatrixAt(i, this.matrix);
-    }
-    this.apples.count = n;
-    this.apples.instanceMatrix.needsUpdate = true;
+    }));
   }
 
   private updateLumps(n: number, p: Float32Array): void {
     if (!n && !this.lumps) return;
-    this.lumps = this.instanced(this.lumps, n, (capacity) => {
+    const lumps = this.lumpsFor(n);
+    for (let i = 0; i < n; i++) {
+      this.matrix.makeTranslation(p[3 * i], p[3 * i + 1] + 0.1, p[3 * i + 2]);
+      lumps.setMatrixAt(i, this.matrix);
+    }
+    lumps.count = n;
+    lumps.instanceMatrix.needsUpdate = true;
+  }
+
+  /** The carcass lumps' mesh (carcasses of no known species), with room for `n`. */
+  private lumpsFor(n: number): THREE.InstancedMesh {
+    return (this.lumps = this.instanced(this.lumps, n, (capacity) => {
       const mesh = new THREE.InstancedMesh(
         new THREE.DodecahedronGeometry(0.3, 0).scale(1.4, 0.6, 1),
         new THREE.MeshLambertMaterial({ color: 0x77736a, flatShading: true }),
@@ -263,13 +319,7 @@ export class EntityView {
       );
       mesh.name = "carcass-lumps";
       return mesh;
-    });
-    for (let i = 0; i < n; i++) {
-      this.matrix.makeTranslation(p[3 * i], p[3 * i + 1] + 0.1, p[3 * i + 2]);
-      this.lumps.setMatrixAt(i, this.matrix);
-    }
-    this.lumps.count = n;
-    this.lumps.instanceMatrix.needsUpdate = true;
+    }));
   }
 
   private sprite(i: number): SoundSprite {
