@@ -7,6 +7,7 @@ import * as THREE from "three";
 import { parseFrame } from "../src/protocol/frame";
 import type { Heightfield } from "../src/protocol/messages";
 import { MERGED_ROW, shareVertices, SpeciesLayer } from "../src/render/animals";
+import { farDistance } from "../src/render/far";
 import {
   coarsenHeightfield, defaultWaves, EnvironmentView, liteWaves, obstacleColor, TERRAIN_LITE_SAMPLES, terrainColor, WATER_LITE_SAMPLES_PER_WAVE,
   WATER_LITE_WAVES, waterSegments,
@@ -395,6 +396,57 @@ describe("animals on a software rasteriser", () => {
     camera.updateMatrixWorld();
     layer.mesh.onBeforeRender({} as THREE.WebGLRenderer, new THREE.Scene(), camera, layer.geometry, layer.material, null as never);
     expect(layer.geometry.drawRange.count).toBe(n * per);
+  });
+
+  it("merged, draw the birds too far to make out as points, packed after the near ones; highlighted ones keep their model", () => {
+    const pixelWorld = 0.004;
+    const layer = new SpeciesLayer(info("bird"), { ...lights(), uPixelWorld: { value: pixelWorld } }, { alwaysLite: true, merged: true });
+    const per = shareVertices(buildModel("bird", true).geometry).index.length;
+    const n = 300;
+    layer.update(walkers(n)); // animal i at (i, 7i mod 13, -2i)
+    expect(layer.far!.count).toBe(0); // before any draw: every animal a model
+    const camera = new THREE.PerspectiveCamera(100, 1.5, 0.1, 2000);
+    camera.position.set(100, 30, -150);
+    camera.lookAt(100, 0, -260);
+    camera.updateMatrixWorld();
+    const draw = () => layer.mesh.onBeforeRender({} as THREE.WebGLRenderer, new THREE.Scene(), camera, layer.geometry, layer.material, null as never);
+    draw();
+    const frustum = new THREE.Frustum().setFromProjectionMatrix(
+      new THREE.Matrix4().multiplyMatrices(camera.projectionMatrix, camera.matrixWorldInverse));
+    const at = (i: number) => new THREE.Vector3(...layer.positions.subarray(3 * i, 3 * i + 3));
+    const beyond = farDistance(info("bird").scale, pixelWorld); // 1 m drawn 5 pixels long: 50 m away
+    expect(beyond).toBeCloseTo(50, 6);
+    const split = (highlighted: Set<number>) => {
+      const seen = Array.from({ length: n }, (_, i) => i).filter((i) => frustum.intersectsSphere(new THREE.Sphere(at(i), layer.reach)));
+      const far = seen.filter((i) => at(i).distanceTo(camera.position) > beyond && !highlighted.has(i));
+      return { near: seen.filter((i) => !far.includes(i)), far };
+    };
+    const check = (highlighted: Set<number>) => {
+      const { near, far } = split(highlighted);
+      expect(near.length).toBeGreaterThan(10);
+      expect(far.length).toBeGreaterThan(10);
+      expect(layer.geometry.drawRange.count).toBe(near.length * per);
+      expect([layer.far!.base, layer.far!.count]).toEqual([near.length, far.length]);
+      const verts = layer.material.defines.VERTS as number;
+      [...near, ...far].forEach((i, row) => expect(fetched(layer, row * verts).position).toEqual(at(i).toArray()));
+      return far;
+    };
+    const far = check(new Set());
+    // the selection, far or not, is drawn as a model
+    layer.setHighlights(new Map([[1000 + 3 * far[3], 2]]));
+    check(new Set([far[3]]));
+    // the points have a vertex for every animal the layer has room for
+    layer.update(walkers(2000));
+    expect(layer.far!.points.geometry.getAttribute("position").count).toBeGreaterThanOrEqual(2000);
+    // walkers and swimmers keep their models however far
+    for (const kind of ["sheep", "fish", "shark"]) {
+      const other = new SpeciesLayer(info(kind), { ...lights(), uPixelWorld: { value: pixelWorld } }, { alwaysLite: true, merged: true });
+      other.update(walkers(n));
+      other.mesh.onBeforeRender({} as THREE.WebGLRenderer, new THREE.Scene(), camera, other.geometry, other.material, null as never);
+      expect(other.far).toBeNull();
+      const seen = Array.from({ length: n }, (_, i) => i).filter((i) => frustum.intersectsSphere(new THREE.Sphere(at(i), other.reach)));
+      expect(other.geometry.drawRange.count).toBe(seen.length * shareVertices(buildModel(kind, true).geometry).index.length);
+    }
   });
 
   it("merged, still show the selection and its neighbours", () => {

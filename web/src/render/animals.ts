@@ -15,6 +15,7 @@ import { SPEED_UNIT, unpackQuaternion, type SpeciesBlock } from "../protocol/fra
 import type { SpeciesInfo } from "../protocol/messages";
 import { animalFragment, animalVertex, MAX_INFLATION } from "./shaders";
 import { buildModel, Motion, type AnimalModel } from "./models";
+import { farDistance, FarPoints } from "./far";
 
 /** Above this many animals a species switches to its lite model (below LITE_OFF it switches back). */
 export const LITE_ON = 20000;
@@ -111,12 +112,23 @@ export class SpeciesLayer {
     this.mesh = new THREE.Mesh(this.geometry, this.material);
     this.mesh.frustumCulled = false;
     this.mesh.name = `species:${info.name}`;
-    if (this.merged) this.mesh.onBeforeRender = (_renderer, _scene, camera) => this.cull(camera);
+    if (this.merged) {
+      this.mesh.onBeforeRender = (_renderer, _scene, camera) => this.cull(camera);
+      if (this.model.motion === Motion.Flyer) { // a far fish keeps its shape: the reef and lagoon are about them
+        this.far = new FarPoints(this.material, this.model.centerY);
+        this.mesh.add(this.far.points);
+      }
+    }
     this.grow(64);
   }
 
-  // merged mode: the view of the last draw, which `pack` keeps the animals of (null before any draw: all)
+  // merged mode: the view of the last draw, which `pack` keeps the animals of (null before any draw: all),
+  // and the eye it was seen from (animals far from it are drawn as points)
   private view: THREE.Frustum | null = null;
+  private readonly eye = new THREE.Vector3();
+  /** Merged mode: the far animals' points (see ./far). */
+  far: FarPoints | null = null;
+  private farRows = new Int32Array(0);
   private readonly viewProjection = new THREE.Matrix4();
   private readonly nextViewProjection = new THREE.Matrix4();
   private readonly sphere = new THREE.Sphere();
@@ -135,6 +147,7 @@ export class SpeciesLayer {
     if (this.view && this.nextViewProjection.equals(this.viewProjection)) return;
     this.viewProjection.copy(this.nextViewProjection);
     this.view = (this.view ?? new THREE.Frustum()).setFromProjectionMatrix(this.viewProjection);
+    this.eye.setFromMatrixPosition(camera.matrixWorld);
     this.pack();
   }
 
@@ -164,6 +177,7 @@ export class SpeciesLayer {
       }
     }
     if (this.material) this.material.uniforms.uThickness.value = model.thickness ?? 0.2;
+    this.far?.setCenterY(model.centerY);
     const side = model.doubleSided ? THREE.DoubleSide : THREE.FrontSide;
     if (this.material && this.material.side !== side) {
       this.material.side = side;
@@ -208,26 +222,43 @@ export class SpeciesLayer {
   /**
    * Merged mode: copy the animals' numbers into the texture the vertices read them from, each
    * animal's 12 after the previous one's; once a draw has set the view, only the animals in it
-   * (see `cull`).
+   * (see `cull`), the near ones first, drawn as models, then those too far to make out, drawn
+   * as points (`far`; highlighted animals always keep their model).
    */
   private pack(): void {
-    const n = this.count, out = this.packed, pos = this.positions, quat = this.quaternions, anim = this.anim;
-    const frustum = this.view, sphere = this.sphere;
+    const n = this.count, pos = this.positions, anim = this.anim;
+    const frustum = this.view, sphere = this.sphere, eye = this.eye;
     sphere.radius = frustum ? this.reach : 0;
-    let kept = 0;
+    const beyond = frustum && this.far ? farDistance(this.info.scale, this.material.uniforms.uPixelWorld?.value ?? 0) : Infinity;
+    const beyond2 = beyond * beyond;
+    const farRows = this.farRows;
+    let kept = 0, far = 0;
     for (let i = 0; i < n; i++) {
-      const i3 = 3 * i, i4 = 4 * i;
+      const i3 = 3 * i;
       if (frustum) {
         sphere.center.set(pos[i3], pos[i3 + 1], pos[i3 + 2]);
         if (!frustum.intersectsSphere(sphere)) continue;
+        const dx = pos[i3] - eye.x, dy = pos[i3 + 1] - eye.y, dz = pos[i3 + 2] - eye.z;
+        if (dx * dx + dy * dy + dz * dz > beyond2 && anim[4 * i + 3] < 0.5) {
+          farRows[far++] = i;
+          continue;
+        }
       }
-      const o = 12 * kept++;
-      out[o] = pos[i3]; out[o + 1] = pos[i3 + 1]; out[o + 2] = pos[i3 + 2]; out[o + 3] = this.phase[i];
-      out[o + 4] = quat[i4]; out[o + 5] = quat[i4 + 1]; out[o + 6] = quat[i4 + 2]; out[o + 7] = quat[i4 + 3];
-      out[o + 8] = anim[i4]; out[o + 9] = anim[i4 + 1]; out[o + 10] = anim[i4 + 2]; out[o + 11] = anim[i4 + 3];
+      this.put(i, kept++);
     }
+    for (let j = 0; j < far; j++) this.put(farRows[j], kept + j);
     if (this.instances) this.instances.needsUpdate = true;
     this.geometry.setDrawRange(0, kept * this.shared().index.length);
+    this.far?.show(kept, far);
+  }
+
+  /** Merged mode: animal `i`'s numbers into row `row` of the texture. */
+  private put(i: number, row: number): void {
+    const out = this.packed, pos = this.positions, quat = this.quaternions, anim = this.anim;
+    const i3 = 3 * i, i4 = 4 * i, o = 12 * row;
+    out[o] = pos[i3]; out[o + 1] = pos[i3 + 1]; out[o + 2] = pos[i3 + 2]; out[o + 3] = this.phase[i];
+    out[o + 4] = quat[i4]; out[o + 5] = quat[i4 + 1]; out[o + 6] = quat[i4 + 2]; out[o + 7] = quat[i4 + 3];
+    out[o + 8] = anim[i4]; out[o + 9] = anim[i4 + 1]; out[o + 10] = anim[i4 + 2]; out[o + 11] = anim[i4 + 3];
   }
 
   private grow(needed: number): void {
@@ -250,6 +281,8 @@ export class SpeciesLayer {
       const packed = new Float32Array(rows * MERGED_ROW * 12);
       packed.set(this.packed.subarray(0, Math.min(this.packed.length, packed.length)));
       this.packed = packed;
+      this.farRows = new Int32Array(capacity);
+      this.far?.setCapacity(capacity);
       const texture = new THREE.DataTexture(packed, 3 * MERGED_ROW, rows, THREE.RGBAFormat, THREE.FloatType);
       texture.needsUpdate = true;
       this.instances?.dispose();
@@ -486,6 +519,7 @@ export class SpeciesLayer {
   }
 
   dispose(): void {
+    this.far?.dispose();
     this.instances?.dispose();
     this.geometry.dispose();
     this.material.dispose();

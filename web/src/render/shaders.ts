@@ -243,6 +243,49 @@ void main() {
 }
 `;
 
+/**
+ * Far animals on a software rasteriser (FarPoints): one point each, read from the same
+ * texture as the merged batch (rows from uFarBase on), the size of the body as the model
+ * would be drawn there (grown as far models are), lit as its upper facets, fogged and
+ * tinted under water as they are. One vertex instead of a model's ten to forty.
+ */
+export const farVertex = /* glsl */ `
+uniform highp sampler2D uInstances;
+uniform int uFarBase;
+uniform float uScale;
+uniform float uThickness;
+uniform float uCenterY;
+uniform float uPixelWorld;
+uniform vec3 uColor;
+#define MIN_PIXELS 1.6
+#define MAX_INFLATION ${MAX_INFLATION.toFixed(1)}
+varying vec3 vColor;
+${lighting}
+
+void main() {
+  int i = uFarBase + gl_VertexID;
+  vec3 world = texelFetch(uInstances, ivec2(3 * (i % MERGED_ROW), i / MERGED_ROW), 0).xyz;
+  world.y += uCenterY * uScale;
+  vec4 mv = viewMatrix * vec4(world, 1.0);
+  float dist = max(length(mv.xyz), 1e-3);
+  float inflation = clamp(MIN_PIXELS * dist * uPixelWorld / max(uThickness * uScale, 1e-4), 1.0, MAX_INFLATION);
+  // about as much ink as the model drawn there, whose thin limbs fill little of their box
+  gl_PointSize = max(1.0, 0.3 * uScale * inflation / (dist * uPixelWorld));
+  gl_Position = projectionMatrix * mv;
+  // lit as the body's side that faces the eye (its back from above, its belly from below),
+  // without the rim light that only a body's outline catches
+  vec3 n = dot(uUpView, -mv.xyz) >= 0.0 ? uUpView : -uUpView;
+  vColor = fog(underwater(shade(uColor * 0.85, n, n), world), dist);
+}
+`;
+
+export const farFragment = /* glsl */ `
+varying vec3 vColor;
+void main() {
+  gl_FragColor = linearToOutputTexel(vec4(vColor, 1.0));
+}
+`;
+
 /** Largest number of waves the water shader sums (seed 004 uses 16). */
 export const MAX_WAVES = 16;
 
