@@ -23,6 +23,17 @@ function one(p: [number, number, number], q: [number, number, number, number], s
   return { positions: Float32Array.from(p), quaternions: Float32Array.from(q), speeds: Float32Array.from([speed]), uids: Uint32Array.from([uid]) };
 }
 
+/** An entity view set up for the fixture's scene, with the fixture's frame applied. */
+function viewOfFixtureFrame(): EntityView {
+  const { buffer, expected } = loadFixture();
+  const view = new EntityView(lights());
+  view.set(expected.scene.entities);
+  const frame = parseFrame(buffer);
+  view.beginFrame();
+  for (const block of splitBlocks(frame, 1).entities) view.update(block, frame.time);
+  return view;
+}
+
 describe("entity blocks from the Python runner's fixture", () => {
   it("follow the species blocks and split by the scene's species count", () => {
     const { buffer, expected } = loadFixture();
@@ -49,12 +60,7 @@ describe("entity blocks from the Python runner's fixture", () => {
   });
 
   it("are drawn by the entity view: apples, carcasses by species, sounds and the player", () => {
-    const { buffer, expected } = loadFixture();
-    const view = new EntityView(lights());
-    view.set(expected.scene.entities);
-    const frame = parseFrame(buffer);
-    view.beginFrame();
-    for (const block of splitBlocks(frame, 1).entities) view.update(block, frame.time);
+    const view = viewOfFixtureFrame();
     expect(view.counts).toEqual({ sound: 2, apple: 1, carcass: 3, player: 1 });
     expect(view.carcasses.size).toBe(1); // the fish carcasses; the unknown one is a lump
     expect(view.playerPosition?.toArray()).toEqual([expect.closeTo(-15, 2), expect.closeTo(1.5, 2), expect.closeTo(-12, 2)]);
@@ -101,12 +107,7 @@ describe("entity drawables made with the scene", () => {
   });
 
   it("leave what the first frame shows as it shows it", () => {
-    const { buffer, expected } = loadFixture();
-    const view = new EntityView(lights());
-    view.set(expected.scene.entities);
-    const frame = parseFrame(buffer);
-    view.beginFrame();
-    for (const block of splitBlocks(frame, 1).entities) view.update(block, frame.time);
+    const view = viewOfFixtureFrame();
     draw(view);
     expect((named(view, "apples")[0] as THREE.InstancedMesh).count).toBe(1);
     expect(view.group.getObjectByName("player-figure")!.visible).toBe(true);
