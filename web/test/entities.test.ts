@@ -8,6 +8,7 @@ import { SpeciesLayer } from "../src/render/animals";
 import { frameGroup } from "../src/render/cameras";
 import { carcassColor, EntityView, soundFade } from "../src/render/entities";
 import { classifyObstacles, EnvironmentView, obstacleColor, terrainColor } from "../src/render/environment";
+import { worldBox } from "../src/render/world";
 import { encodeFrame, type AnimalSet } from "./encode";
 import { lights } from "./lights";
 
@@ -146,6 +147,17 @@ describe("entity looks", () => {
     expect(centre.y).toBeGreaterThan(0.05);
     expect(centre.y).toBeLessThan(0.3);
     expect(layer.material.defines.MOTION).toBe(0); // no wing beats or gaits
+  });
+});
+
+describe("the world's box", () => {
+  it("frames a world in open air and is left out over terrain", () => {
+    const min = new THREE.Vector3(-50, 0, -40), max = new THREE.Vector3(50, 30, 40);
+    const box = worldBox(min, max, false)!;
+    expect(box.box.min.toArray()).toEqual([-50, 0, -40]);
+    expect(box.box.max.toArray()).toEqual([50, 30, 40]);
+    expect(box.box.min).not.toBe(min); // its own copy: the world's bounds may change
+    expect(worldBox(min, max, true)).toBeNull();
   });
 });
 

@@ -189,11 +189,8 @@ export class World {
       grid.position.set(center.x, this.groundY, center.z);
       this.ground.add(grid);
     }
-    // The simulation's box, faintly, so flocks in open air still have a frame of reference.
-    const box = new THREE.Box3Helper(new THREE.Box3(this.boundsMin.clone(), this.boundsMax.clone()), new THREE.Color(0x9fb4c4));
-    (box.material as THREE.Material).transparent = true;
-    (box.material as THREE.Material).opacity = 0.25;
-    this.ground.add(box);
+    const box = worldBox(this.boundsMin, this.boundsMax, hasTerrain);
+    if (box) this.ground.add(box);
   }
 
   /**
@@ -255,4 +252,18 @@ export class World {
     this.updateSky();
     this.renderer.render(this.scene, this.camera);
   }
+}
+
+/**
+ * The simulation's box, faintly, so that flocks in open air have a frame of reference; none
+ * over terrain, which frames the world itself (the box's upper edges would be stray lines
+ * across the sky of a landscape).
+ */
+export function worldBox(min: THREE.Vector3, max: THREE.Vector3, hasTerrain: boolean): THREE.Box3Helper | null {
+  if (hasTerrain) return null;
+  const box = new THREE.Box3Helper(new THREE.Box3(min.clone(), max.clone()), new THREE.Color(0x9fb4c4));
+  (box.material as THREE.Material).transparent = true;
+  (box.material as THREE.Material).opacity = 0.25;
+  box.name = "world-box";
+  return box;
 }
