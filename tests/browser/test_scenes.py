@@ -54,6 +54,38 @@ def test_the_camera_starts_on_the_flock_not_on_the_world_box(page):
     assert max(spread_y / height, spread_x / free["width"]) > 0.2, (spread_x, spread_y, height)
 
 
+def test_the_meadow_opens_on_its_composed_view_with_the_whole_ecosystem_in_it(page):
+    """The meadow's own opening camera (its file's ``[view]``) instead of framing one flock from
+    below: the pond's fish and sharks, the herd, the wolves and the flocks are in the free view."""
+    from starling.config import read_scenario_data
+
+    view = read_scenario_data("meadow")[0]["view"]
+    page.locator("#scenario").select_option("meadow")
+    page.wait_for_function("""() => { const s = window.__starling.state();
+        return s.scenario === 'meadow' && s.framesApplied > 2 && (s.counts.sheep || 0) > 0; }""", timeout=300_000)
+    applied = _state(page)["framesApplied"]
+    page.wait_for_function(f"() => window.__starling.state().framesApplied > {applied + 3}", timeout=60_000)
+    state = _state(page)
+    assert state["framed"] is None, "the meadow was framed on its animals instead of opening on its view"
+    assert state["view"]["position"] == pytest.approx(view["position"], abs=1e-6), state["view"]
+    # its target is drawn in the middle of the part of the view the panels leave free
+    free = _free_area(page)
+    middle = page.evaluate(f"() => window.__starling.projectPoint({view['target']})")
+    assert middle["x"] == pytest.approx(free["width"] / 2, abs=2)
+    assert middle["y"] == pytest.approx((free["top"] + free["bottom"]) / 2, abs=2), (middle, free)
+    shown = {}
+    for species in state["species"]:
+        animals = page.evaluate(f"() => window.__starling.animals('{species}')")
+        shown[species] = (sum(_visible(a["screen"], free) for a in animals), len(animals))
+    assert shown["fish"][0] > 0.5 * shown["fish"][1], shown
+    assert shown["shark"][0] >= 1 and shown["wolf"][0] >= 1, shown
+    assert shown["sheep"][0] >= 15, shown  # 35 of 160 in this 960 x 640 tab, 98 at 1280 x 800
+    assert shown["bird_west"][0] + shown["bird_east"][0] >= 50, shown  # 115 here, 430 at 1280 x 800
+    # "Frame all" still frames the animals, as in every other scene
+    page.locator("#frame-all").click()
+    page.wait_for_function("() => window.__starling.state().framed !== null", timeout=30_000)
+
+
 def _fishy(pixel: tuple[int, int, int]) -> bool:
     """The golden fish (#e0b040), even tinted by the water: warm (more red than blue), unlike
     the blue-green water, its muddy bottom and the grey boulders."""

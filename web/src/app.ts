@@ -238,10 +238,10 @@ export class App {
     this.entities.set(scene.entities ?? []);
     const size = new THREE.Vector3().subVectors(this.world.boundsMax, this.world.boundsMin);
     this.entities.playerScale = Math.max(1, Math.max(size.x, size.z) / 150);
-    if (changed || this.scenarioShown !== scene.scenario) {
+    const opening = changed || this.scenarioShown !== scene.scenario;
+    if (opening) {
       this.rig.frame(this.world.boundsMin, this.world.boundsMax);
       this.rig.resetUserMoved();
-      this.framing.reset();
       this.player.placeAtCenter();
       this.scenarioShown = scene.scenario;
     }
@@ -252,6 +252,8 @@ export class App {
     this.timeline.set(scene.replay ?? null);
     if (scene.replay && this.player.active) this.player.setActive(false);
     this.charts.setSpecies(scene.species);
+    // after the chart panel has its new legends: an opening view is placed in the band it leaves free
+    if (opening) this.framing.reset(scene.view ?? null);
     if (scene.replay && this.editor.visible) this.toggleEditor(false);
     this.editor.onScene(scene.scenario);
     const select = $<HTMLSelectElement>("scenario");

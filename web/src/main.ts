@@ -46,6 +46,8 @@ export interface StarlingHook {
     water: number | null;
     /** The view the camera took when it framed the animals (null until it has). */
     framed: { target: number[]; position: number[]; radius: number; species: string } | null;
+    /** Where the orbit camera is and what it looks at now (world coordinates). */
+    view: { position: number[]; target: number[] };
     /** Replays only: the frame drawn (from its step), the recording's length and whether it plays. */
     replay: { frame: number; n_frames: number; playing: boolean } | null;
     /** Labels drawn over heads now, and the deaths the server told of. */
@@ -58,6 +60,8 @@ export interface StarlingHook {
   selectNearestCenter(): { species: string; uid: number } | null;
   /** Where an animal is drawn, in CSS pixels of the page (null when off screen or unknown). */
   project(species: string, uid: number): { x: number; y: number } | null;
+  /** Where a world point is drawn, in CSS pixels of the page (null when off screen). */
+  projectPoint(point: number[]): { x: number; y: number } | null;
   /** Where a species' centre of mass is drawn, in CSS pixels (null when off screen). */
   centroid(species: string): { x: number; y: number } | null;
   /**
@@ -106,6 +110,7 @@ const hook: StarlingHook = {
     entities: { ...app.entities.counts },
     water: app.env.waterShape?.level ?? null,
     framed: app.framed,
+    view: { position: app.world.camera.position.toArray(), target: app.rig.orbit.target.toArray() },
     replay: app.timeline.info
       ? { frame: app.timeline.frame, n_frames: app.timeline.info.n_frames, playing: app.timeline.playing }
       : null,
@@ -119,6 +124,7 @@ const hook: StarlingHook = {
   }),
   selectNearestCenter: () => app.selectNearestCenter(),
   project: (species, uid) => app.screen.project(species, uid),
+  projectPoint: (point) => app.screen.projectPoint(point),
   centroid: (species) => app.screen.centroid(species),
   animals: (species, limit = 10000) => {
     const layer = app.layers.find((l) => l.info.name === species);

@@ -44,6 +44,26 @@ class WorldConfig(StrictModel):
         return self
 
 
+class ViewConfig(StrictModel):
+    """The opening camera of the live app and of replays: a composed first look at the scene.
+
+    Without one the viewer frames the most numerous species, which suits a single flock or
+    school but not an ecosystem whose herd, pond and flocks lie apart ("Frame all" in the app
+    still frames the animals). Only the viewer reads it; the simulation ignores it.
+    """
+
+    position: Vec3 = Field(..., description="Where the camera stands, m (above the target).")
+    target: Vec3 = Field(..., description=(
+        "The point the view centres, m: drawn in the middle of the part of the view that the app's "
+        "panels leave free, whatever the window's size."))
+
+    @model_validator(mode="after")
+    def _apart(self):
+        if self.position[1] <= self.target[1]:
+            raise ValueError("position must be higher than target (the orbit camera looks down on what it orbits)")
+        return self
+
+
 class SpawnConfig(StrictModel):
     """Where and how animals start: uniformly inside a box or a sphere."""
 
@@ -292,6 +312,8 @@ def scenario_model():
         group_distance=(Optional[float], Field(None, gt=0, description=(
             "Metrics: animals closer than this are one group, m (default: each species' neighbour reach)."))),
         world=(WorldConfig, Field(default_factory=WorldConfig)),
+        view=(Optional[ViewConfig], Field(None, description=(
+            "The viewer's opening camera (default: framed on the most numerous species)."))),
         species=(list[Species], Field(..., min_length=1)),
     )
     _cache.update(version=ver, model=Scenario, species=Species, group=NeighborGroup, ray_group=RayGroup)

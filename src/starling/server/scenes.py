@@ -54,8 +54,8 @@ def description(name: str) -> str:
 
 def scene_message(sim: Any, scenario: str, names: Sequence[str], entities: Sequence[EntityBlock]) -> dict[str, Any]:
     """Everything a viewer needs to set up drawing ``sim`` (see docs/protocol.md): its species and
-    their looks, the world box, the environment, the entity blocks of its frames and the player's
-    actions; ``names`` are the scenarios the picker offers."""
+    their looks, the world box, the environment, the entity blocks of its frames, the player's
+    actions and the scenario's opening camera; ``names`` are the scenarios the picker offers."""
     config = sim.scenario
     by_name = {s.name: s for s in config.species}
     species = []
@@ -85,4 +85,13 @@ def scene_message(sim: Any, scenario: str, names: Sequence[str], entities: Seque
         "environment": environment,
         "entities": [dict(block.info) for block in entities],
         "player": {t: callable(getattr(sim, m, None)) for t, m in P.PLAYER_ACTIONS.items()},
+        "view": _view(config),
     }
+
+
+def _view(config: Any) -> Optional[dict[str, list[float]]]:
+    """The scenario's opening camera, or None: the viewer then frames the animals itself."""
+    view = getattr(config, "view", None)
+    if view is None:
+        return None
+    return {"position": [float(v) for v in view.position], "target": [float(v) for v in view.target]}

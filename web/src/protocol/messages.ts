@@ -90,6 +90,14 @@ export interface SceneMessage {
   player: Record<string, boolean>;
   /** Present when the server replays a recording (`starling replay`): what the timeline draws. */
   replay?: ReplayInfo;
+  /** The scenario's opening camera (null or absent: the viewer frames the animals). */
+  view?: SceneView | null;
+}
+
+/** A scenario's composed first look: the orbit camera at `position`, looking at `target` (m). */
+export interface SceneView {
+  position: Vec3;
+  target: Vec3;
 }
 
 /** One recorded event as the timeline marks it: `frame` is the first frame at or after its step. */

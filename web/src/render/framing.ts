@@ -2,10 +2,13 @@
  * The orbit camera's automatic framing: when a scenario starts (or on "Frame all") it
  * aims at the animals once a frame with animals arrives, looks again a few simulated
  * seconds later (a group spawned one way soon looks another), and drifts along with the
- * framed group until the user moves the camera. The app tells it about scenes and
- * frames; it reads the species layers and moves the camera rig.
+ * framed group until the user moves the camera. A scenario that composes its own opening
+ * camera (the scene's `view`) starts there instead, and "Frame all" still frames the
+ * animals. The app tells it about scenes and frames; it reads the species layers and
+ * moves the camera rig.
  */
 import * as THREE from "three";
+import type { SceneView } from "../protocol/messages";
 import type { SpeciesLayer } from "./animals";
 import { frameGroup, type CameraRig } from "./cameras";
 import { Motion } from "./models";
@@ -51,6 +54,8 @@ export class AutoFraming {
   private anchor: { species: string; withOthers: boolean; offset: THREE.Vector3 } | null = null;
   private readonly anchorTarget = new THREE.Vector3();
   private anchorValid = false;
+  /** The scenario's opening view while it is shown: where it looks from, what it centres, the orbit target last placed. */
+  private opening: { position: THREE.Vector3; target: THREE.Vector3; placed: THREE.Vector3 | null } | null = null;
   /** The camera as last framed on the animals (tests): target, distance and group radius. */
   framed: Framed | null = null;
 
@@ -60,17 +65,44 @@ export class AutoFraming {
   request(): void {
     this.frameAnimals = true;
     this.reframeAt = null;
+    this.opening = null;
   }
 
-  /** A new scenario: forget what was followed, frame its animals when they arrive. */
-  reset(): void {
-    this.request();
+  /**
+   * A new scenario: forget what was followed, then take the scenario's opening camera
+   * (`view`) or, without one, frame its animals when they arrive.
+   */
+  reset(view: SceneView | null = null): void {
     this.anchor = null;
+    this.anchorValid = false; // the last scenario's group must not pull the new view until its first frame
     this.framed = null;
+    if (!view) {
+      this.request();
+      return;
+    }
+    this.frameAnimals = false;
+    this.reframeAt = null;
+    this.opening = { position: new THREE.Vector3(...view.position), target: new THREE.Vector3(...view.target), placed: null };
+    this.placeOpening();
+  }
+
+  /**
+   * Look from the opening view's position with its target in the middle of the part of the
+   * view the panels leave free. That band settles only as the chart panel fills in, so the
+   * view is placed again whenever the band has moved, until the user takes the camera.
+   */
+  private placeOpening(): void {
+    const opening = this.opening;
+    if (!opening) return;
+    const target = this.freeMiddle(opening.position, opening.target);
+    if (opening.placed && opening.placed.distanceToSquared(target) < 1e-8) return;
+    opening.placed = target;
+    this.host.rig.lookFrom(opening.position, target);
   }
 
   /** After a frame at simulated `time` is applied to the layers. */
   onFrame(time: number): void {
+    if (this.opening && !this.host.rig.userMoved) this.placeOpening();
     if (this.frameAnimals) {
       const view = this.animalView();
       if (view) {
@@ -191,16 +223,27 @@ export class AutoFraming {
       // group, which then shows above the middle of the view, against the sky.
       target = new THREE.Vector3(center.x, position.y, center.z);
     } else {
-      // Put the group in the middle of the free part of the view, not behind the panels:
-      // the target moves down (along the camera's up) by the screen offset of that middle.
-      const middle = 1 - 2 * ((top + bottom) / 2 - rect.top) / height;
-      const forward = center.clone().sub(position).normalize();
-      const up = new THREE.Vector3(0, 1, 0).addScaledVector(forward, -forward.y).normalize();
-      const half = Math.tan(THREE.MathUtils.degToRad(cam.fov) / 2);
-      target = center.clone().addScaledVector(up, -middle * position.distanceTo(center) * half);
+      // Put the group in the middle of the free part of the view, not behind the panels.
+      target = this.freeMiddle(position, center);
     }
     this.framed = { target: target.toArray(), position: position.toArray(), radius: framing.radius, species: main.info.name };
     return { position, target, anchor: { species: main.info.name, withOthers, offset: target.clone().sub(center) } };
+  }
+
+  /**
+   * The orbit target that shows `center`, seen from `position`, in the middle of the part of
+   * the view the panels leave free rather than in the middle of the canvas: the target moves
+   * down (along the camera's up) by the screen offset of that middle.
+   */
+  private freeMiddle(position: THREE.Vector3, center: THREE.Vector3): THREE.Vector3 {
+    const rect = this.host.world.canvas.getBoundingClientRect();
+    const height = Math.max(rect.height, 1);
+    const { top, bottom } = this.host.freeBand(rect);
+    const middle = 1 - 2 * ((top + bottom) / 2 - rect.top) / height;
+    const forward = center.clone().sub(position).normalize();
+    const up = new THREE.Vector3(0, 1, 0).addScaledVector(forward, -forward.y).normalize();
+    const half = Math.tan(THREE.MathUtils.degToRad(this.host.world.camera.fov) / 2);
+    return center.clone().addScaledVector(up, -middle * position.distanceTo(center) * half);
   }
 
   /** Until the user takes the camera, the framed view drifts along with the animals (`Infinity`: settle). */
