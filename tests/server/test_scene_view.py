@@ -68,3 +68,12 @@ def test_a_replay_opens_on_the_recorded_scenarios_view(tmp_path):
         assert sink.scenes[0]["view"] == {"position": [5.0, 60.0, 90.0], "target": [0.0, 25.0, 0.0]}
     finally:
         runner.stop()
+
+
+def test_the_app_opens_on_the_meadow_and_its_composed_view():
+    """`make demo` and `starling serve` without a name open the meadow, which is the default
+    because its own view shows the whole food chain at once (docs/scenarios.md#meadow)."""
+    from starling.cli import default_scene
+
+    assert default_scene() == "meadow"
+    assert starling.load_scenario(default_scene(), record_debug=False).scenario.view is not None
