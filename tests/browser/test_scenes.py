@@ -84,6 +84,17 @@ def test_the_meadow_opens_on_its_composed_view_with_the_whole_ecosystem_in_it(pa
     # "Frame all" still frames the animals, as in every other scene
     page.locator("#frame-all").click()
     page.wait_for_function("() => window.__starling.state().framed !== null", timeout=30_000)
+    # a live edit of the view (what the editor's Apply sends) takes the camera there at once
+    applied = page.evaluate("""async () => {
+        const config = await (await fetch('/api/config')).json();
+        config.view = {position: [-60, 30, -60], target: [0, 5, 0]};
+        const reply = await fetch('/api/config', {method: 'PUT', headers: {'Content-Type': 'application/json'},
+                                                  body: JSON.stringify(config)});
+        return reply.status; }""")
+    assert applied == 200
+    page.wait_for_function("""() => { const p = window.__starling.state().view.position;
+        return Math.abs(p[0] + 60) < 1e-6 && Math.abs(p[1] - 30) < 1e-6 && Math.abs(p[2] + 60) < 1e-6; }""", timeout=30_000)
+    assert _state(page)["framed"] is None
 
 
 def _fishy(pixel: tuple[int, int, int]) -> bool:

@@ -224,6 +224,8 @@ export class App {
 
   private onScene(scene: SceneMessage): void {
     const changed = !this.scene || this.scene.scenario !== scene.scenario;
+    // a live edit of the scenario's opening view (the editor, the API) is shown at once
+    const viewEdited = !changed && JSON.stringify(this.scene?.view ?? null) !== JSON.stringify(scene.view ?? null);
     if (changed) this.headLabels.clear();
     this.scene = scene;
     for (const layer of this.layers) {
@@ -253,7 +255,11 @@ export class App {
     if (scene.replay && this.player.active) this.player.setActive(false);
     this.charts.setSpecies(scene.species);
     // after the chart panel has its new legends: an opening view is placed in the band it leaves free
-    if (opening) this.framing.reset(scene.view ?? null);
+    if (opening || viewEdited) {
+      if (viewEdited && this.rig.mode !== "orbit") this.setCamera("orbit");
+      this.rig.resetUserMoved();
+      this.framing.reset(scene.view ?? null);
+    }
     if (scene.replay && this.editor.visible) this.toggleEditor(false);
     this.editor.onScene(scene.scenario);
     const select = $<HTMLSelectElement>("scenario");
