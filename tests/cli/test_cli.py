@@ -241,6 +241,8 @@ def test_bench_splits_the_step_into_phases_and_writes_a_readable_profile(tmp_pat
     for r in report["results"]:
         phases = r["phases_ms"]
         assert list(phases) == ["query", "pair_geometry", "behaviours", "merger", "mover", "bookkeeping"]
+        # each kernel's phase is timed on its own: a positive time, never a difference of two
+        assert all(phases[name] > 0 for name in ("query", "pair_geometry", "behaviours", "merger", "mover")), phases
         kernels = r["profile_ms"]
         assert phases["behaviours"] == pytest.approx(kernels["cohesion"] + kernels["alignment"] + kernels["separation"],
                                                      abs=2e-4)
@@ -253,3 +255,21 @@ def test_bench_splits_the_step_into_phases_and_writes_a_readable_profile(tmp_pat
     assert "| bookkeeping |" in text and "ns / animal" in text
     bad = runner.invoke(app, ["bench", "--sizes", "300", "--budget", "0.1", "--profile", str(tmp_path / "no" / "x.md")])
     assert bad.exit_code == 2 and "--profile: cannot write" in bad.output
+
+
+def test_bench_times_the_pair_geometry_on_its_own_not_as_a_difference(monkeypatch):
+    """A slow query must not push the pair geometry's figure below zero: it is the geometry
+    kernel's own time (it used to be the step's query-and-geometry less the query's time)."""
+    import time
+
+    from starling import bench
+    from starling.steering.queries.neighbors import find_neighbors
+
+    def slow_query(*args, **kwargs):
+        time.sleep(0.002)
+        return find_neighbors(*args, **kwargs)
+
+    monkeypatch.setattr(bench, "find_neighbors", slow_query)
+    r = bench.bench_size(300, repeats=6)
+    assert r["phases_ms"]["query"] >= 2.0
+    assert 0 < r["phases_ms"]["pair_geometry"] < 1.0, r["phases_ms"]
