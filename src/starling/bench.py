@@ -139,10 +139,9 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
     # the pair geometry kernel on its own (a difference of two timings could come out negative);
     # nothing when the step skips it (behaviours that only filter by distance, or nobody in reach)
     if group.geometry_needed and not group.nobody:
-        k = group.query.k
-        index, count, box32 = group.neighbors.index[:n, :k], group.neighbors.count[:n], pair_box(box)
+        box32 = pair_box(box)
         profile["pair_geometry"] = _stats(_timed(lambda: group.geometry.compute(
-            pop.position, pop.forward, others.position, index, count, box32, parallel=parallel), stage_repeats))
+            pop.position, pop.forward, others.position, nbrs.index, nbrs.count, box32, parallel=parallel), stage_repeats))
     else:
         profile["pair_geometry"] = {key: 0.0 for key in profile["query"]}
     agents = pop.agents()

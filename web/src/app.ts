@@ -116,11 +116,18 @@ export class App {
     this.headLabels = new HeadLabels($("labels"));
     this.editor = new EditorPanel($("editor"), (text, kind) => this.toast(text, kind), () => this.toggleEditor(false));
     // keep the key hint just above the chart panel, whatever its height (legends wrap)
+    // (and an opening view keeps its target in the middle of the band the two leave free)
     const chartsPanel = $("charts");
-    new ResizeObserver(() => document.body.style.setProperty("--charts-h", `${chartsPanel.offsetHeight}px`)).observe(chartsPanel);
+    new ResizeObserver(() => {
+      document.body.style.setProperty("--charts-h", `${chartsPanel.offsetHeight}px`);
+      this.framing.panelsMoved();
+    }).observe(chartsPanel);
     // and the panels just below the top bar, however many rows its buttons wrap into
     const topbar = $("topbar");
-    new ResizeObserver(() => document.body.style.setProperty("--below-top", `${topbar.offsetTop + topbar.offsetHeight + 10}px`)).observe(topbar);
+    new ResizeObserver(() => {
+      document.body.style.setProperty("--below-top", `${topbar.offsetTop + topbar.offsetHeight + 10}px`);
+      this.framing.panelsMoved();
+    }).observe(topbar);
     this.screen = new Screen(this.world, () => this.layers, () => this.env.surfaces);
     this.player = new Player({
       world: this.world,
@@ -142,6 +149,7 @@ export class App {
     window.addEventListener("resize", () => {
       this.world.resize();
       this.charts.resize();
+      this.framing.panelsMoved(); // the canvas's height moves the free band's middle too
     });
   }
 
@@ -254,12 +262,12 @@ export class App {
     this.timeline.set(scene.replay ?? null);
     if (scene.replay && this.player.active) this.player.setActive(false);
     this.charts.setSpecies(scene.species);
-    // after the chart panel has its new legends: an opening view is placed in the band it leaves free
-    if (opening || viewEdited) {
-      if (viewEdited && this.rig.mode !== "orbit") this.setCamera("orbit");
+    // after the chart panel has its new legends (the band an opening view is placed in)
+    if (viewEdited) {  // the user asked for this view: it wins over where they had taken the camera
+      if (this.rig.mode !== "orbit") this.setCamera("orbit");
       this.rig.resetUserMoved();
-      this.framing.reset(scene.view ?? null);
     }
+    if (opening || viewEdited) this.framing.reset(scene.view ?? null);
     if (scene.replay && this.editor.visible) this.toggleEditor(false);
     this.editor.onScene(scene.scenario);
     const select = $<HTMLSelectElement>("scenario");

@@ -93,13 +93,15 @@ describe("AutoFraming", () => {
     auto.reset({ position: [42, 24, 90], target: [-5, 6, 20] });
     band.bottom = 470; // the chart panel grew as its legends filled in
     auto.onFrame(0);
+    expect(rig.looks.length).toBe(1); // frames do not poll the panels
+    auto.panelsMoved();
     expect(rig.looks.length).toBe(2);
     expect(shownAt(rig.looks[1], [-5, 6, 20]).y).toBeCloseTo(1 - (60 + 470) / 800, 6);
-    auto.onFrame(0.1);
-    expect(rig.looks.length).toBe(2); // nothing moved: not placed again
+    auto.panelsMoved();
+    expect(rig.looks.length).toBe(2); // the band did not move: not placed again
     rig.userMoved = true;
     band.bottom = 555;
-    auto.onFrame(0.2);
+    auto.panelsMoved();
     expect(rig.looks.length).toBe(2);
   });
 

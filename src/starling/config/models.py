@@ -58,7 +58,7 @@ class ViewConfig(StrictModel):
         "panels leave free, whatever the window's size."))
 
     @model_validator(mode="after")
-    def _apart(self):
+    def _above_target(self):
         if self.position[1] <= self.target[1]:
             raise ValueError("position must be higher than target (the orbit camera looks down on what it orbits)")
         return self

@@ -91,7 +91,4 @@ def scene_message(sim: Any, scenario: str, names: Sequence[str], entities: Seque
 
 def _view(config: Any) -> Optional[dict[str, list[float]]]:
     """The scenario's opening camera, or None: the viewer then frames the animals itself."""
-    view = getattr(config, "view", None)
-    if view is None:
-        return None
-    return {"position": [float(v) for v in view.position], "target": [float(v) for v in view.target]}
+    return None if config.view is None else config.view.model_dump(mode="json")

@@ -54,7 +54,7 @@ export class AutoFraming {
   private anchor: { species: string; withOthers: boolean; offset: THREE.Vector3 } | null = null;
   private readonly anchorTarget = new THREE.Vector3();
   private anchorValid = false;
-  /** The scenario's opening view while it is shown: where it looks from, what it centres, the orbit target last placed. */
+  /** The scenario's opening view while it is shown: where it looks from, the point it centres, and the orbit target last placed (to skip a placement that moves nothing). */
   private opening: { position: THREE.Vector3; target: THREE.Vector3; placed: THREE.Vector3 | null } | null = null;
   /** The camera as last framed on the animals (tests): target, distance and group radius. */
   framed: Framed | null = null;
@@ -87,10 +87,15 @@ export class AutoFraming {
   }
 
   /**
-   * Look from the opening view's position with its target in the middle of the part of the
-   * view the panels leave free. That band settles only as the chart panel fills in, so the
-   * view is placed again whenever the band has moved, until the user takes the camera.
+   * The panels or the canvas changed size (the app's resize observers call this). The chart
+   * panel settles only after a scene arrives, as its legends fill in, so an opening view still
+   * shown is placed again in the band the panels now leave free.
    */
+  panelsMoved(): void {
+    if (this.opening && !this.host.rig.userMoved) this.placeOpening();
+  }
+
+  /** Look from the opening view's position with its target in the middle of the free band. */
   private placeOpening(): void {
     const opening = this.opening;
     if (!opening) return;
@@ -102,7 +107,6 @@ export class AutoFraming {
 
   /** After a frame at simulated `time` is applied to the layers. */
   onFrame(time: number): void {
-    if (this.opening && !this.host.rig.userMoved) this.placeOpening();
     if (this.frameAnimals) {
       const view = this.animalView();
       if (view) {
