@@ -576,7 +576,9 @@ class Simulation:
             if pop.n < REORDER_MIN_ANIMALS:
                 continue
             radii = [g.query.max_distance for g in pipeline.groups] or [5.0]
-            pop.permute(spatial_order(pop.position, max(radii)))
+            order = spatial_order(pop.position, max(radii))
+            pop.permute(order)
+            pipeline.rows_permuted(order)
 
     # ------------------------------------------------------------------ the player
     @_PlayerAction

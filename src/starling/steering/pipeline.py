@@ -232,6 +232,13 @@ class SpeciesPipeline:
         if record:
             self.result_uids = pop.uid.copy()
 
+    def rows_permuted(self, order: np.ndarray) -> None:
+        """This species' rows were reordered (``Population.permute``): the neighbour lists its
+        groups keep between steps follow (a group that looks at itself alone keeps them)."""
+        for group in self.groups:
+            if group.neighbors is not None and group.one_target and group.targets[0] == self.name:
+                group.neighbors.rows_permuted(order)
+
     def speed_scale_for(self, n: int):
         return None if self.speed_scale is None else self.speed_scale[:n]
 

@@ -59,6 +59,7 @@ from . import brute, kdtree
 from .candidates import NO_WRAP, minimum_image, query_thresholds, wrap_offset
 from .grid import GridIndex
 from .small import SMALL_MAX_PAIRS, SmallScratch, query_small
+from .verlet import VerletLists
 
 __all__ = [
     "METHODS",
@@ -174,6 +175,7 @@ class Neighbors:
         "_overflow_buf",
         "_grid",
         "_small",
+        "_lists",
     )
 
     def __init__(self, capacity: int = 0, k: int = 1) -> None:
@@ -186,6 +188,7 @@ class Neighbors:
         self._overflow_buf = np.zeros(cap, dtype=np.int32)
         self._grid: GridIndex | None = None
         self._small: SmallScratch | None = None
+        self._lists: VerletLists | None = None
         self._view(0)
 
     def _view(self, n: int) -> None:
@@ -222,6 +225,12 @@ class Neighbors:
             self._view(n)
         elif n != self.count.shape[0]:
             self._view(n)
+
+    def rows_permuted(self, order: np.ndarray) -> None:
+        """The animals that query through this table had their rows reordered (new row ``a`` is old
+        row ``order[a]``): neighbour lists kept between calls follow them instead of being rebuilt."""
+        if self._lists is not None:
+            self._lists.permute(order)
 
     def clear(self) -> None:
         """Mark every row empty (no neighbours, no overflow)."""
@@ -381,13 +390,39 @@ def _methods() -> set[str]:
     return set(METHODS) | {q.name for q in registry.queries()}
 
 
+#: a population that queries itself through a table kept between calls reuses its neighbour
+#: lists over steps (``verlet.py``); tests turn it off to compare with the grid alone
+NEIGHBOR_LISTS = True
+#: ... unless the query lets rows stay unsorted and keeps this many or more: a table answered by
+#: lists is always ranked, and ranking rows of up to 64 that never fill (Vicsek's) costs more than
+#: the lists save; both conditions come from the configuration, so a group's answers never change way
+LISTS_MAX_UNORDERED_K = 16
+
+
 @registry.neighbor_query("grid")
 def _grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
     """A uniform grid with a counting sort, rebuilt each call (the default; thesis ch. 5).
 
     Small queries (at most ``SMALL_MAX_PAIRS`` pairs) test every pair instead: the same
-    table, without a grid to build.
+    table, without a grid to build. A population that queries itself keeps neighbour lists
+    in ``out`` between calls (``verlet.py``) and answers from them while they pay; its rows
+    are then always ranked (``any_order`` ignored), so which of the two answers a call
+    changes nothing in the table.
     """
+    if spos.shape[0] * tpos.shape[0] <= SMALL_MAX_PAIRS:
+        _all_pairs_search(spos, sfwd, tpos, spec, box32, exclude_self, out)
+        return
+    if NEIGHBOR_LISTS and exclude_self and tpos is spos and (spec.k <= LISTS_MAX_UNORDERED_K or not spec.any_order):
+        lists = out._lists
+        if lists is None:
+            lists = out._lists = VerletLists()
+        lists.search(spos, sfwd, spec, box32, out, _plain_grid_search)
+        return
+    _plain_grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out)
+
+
+def _plain_grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out, any_order=None) -> None:
+    """The grid query itself (``any_order``: the spec's unless given)."""
     if spos.shape[0] * tpos.shape[0] <= SMALL_MAX_PAIRS:
         _all_pairs_search(spos, sfwd, tpos, spec, box32, exclude_self, out)
         return
@@ -397,7 +432,8 @@ def _grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
     forwards = sfwd if tpos is spos else None
     grid.build(tpos, spec.max_distance, box32, self_position=spos, target_forward=forwards)
     grid.query(spos, sfwd, spec.max_distance, spec.fov_deg, spec.k, out.index, out.distance, out.count,
-               out.overflow, exclude_self=exclude_self, early_stop=spec.early_stop, any_order=spec.any_order)
+               out.overflow, exclude_self=exclude_self, early_stop=spec.early_stop,
+               any_order=spec.any_order if any_order is None else any_order)
 
 
 @registry.neighbor_query("kdtree")

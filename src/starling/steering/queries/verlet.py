@@ -1,0 +1,367 @@
+"""Neighbour lists kept over steps (Verlet lists with a skin) for a population that queries itself.
+
+A grid query meets about thirty candidates to keep the five animals in reach of a sparse
+flock, and lists the grid's rows of cells before it meets any. Animals move a few
+centimetres a step, so the answer hardly changes between two steps. A Verlet list
+(molecular dynamics' standard trick) keeps, for each row, every row that was within
+``r + skin`` when it was built; while no animal has moved more than ``skin / 2`` since,
+any two animals within ``r`` now were within ``r + skin`` then, so each step only tests
+the rows in the lists: about nine candidates instead of thirty, with no cells to list.
+The list is rebuilt (one grid query of radius ``r + skin``) when an animal has moved
+too far, when rows were added or removed, or when the radius or box changed.
+
+*The table is the grid's, bit for bit.* Each listed candidate goes through the pair
+test every query shares (``candidates``), expression for expression, and the row is
+ranked by (distance, index), so the result does not depend on when the list was built:
+a restored or reconfigured simulation that rebuilds its lists steps exactly as the one
+that kept them. Only ``overflow`` may differ from an early-stopping grid query, which
+counts just the candidates it met (a lower bound by contract); here it is exact.
+
+*Rows, not animals.* The argument needs only that every row has stayed within
+``skin / 2`` of where that row was at the build: a reordering that keeps each row where it
+was (the population's cell ordering of neighbours that swap places) leaves the lists valid,
+and one that moves rows far is caught by the same displacement test.
+
+*When it does not pay.* In a crowd (a murmuration: eighty birds in reach, seven kept) the
+list is nearly twice the sphere, while the grid's early stop visits a quarter of it; where
+animals cross the skin in a few steps (Vicsek's particles) the builds cost more than the
+checks save. A list whose rows average more than :func:`dense_limit` entries is dropped at
+once, and one that cost more per call than the grid is not rebuilt: the grid answers for a
+while, then a list is tried again (:class:`VerletLists`). The table is the same either way.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from starling.kernel_calls import CallSite
+from starling.parallel import PARALLEL_MIN_ANIMALS
+
+from .candidates import (
+    _close_row,
+    _fov_threshold,
+    _insert_row,
+    _pair_test,
+    _serial_and_parallel,
+    _sort_into_row,
+    _wrap,
+    query_thresholds,
+)
+
+__all__ = ["RETRY_AFTER", "SKIN", "VerletLists", "dense_limit"]
+
+#: the skin as a share of the query radius: the list holds the rows within 1.2 r, about
+#: 1.7 times the sphere, and lasts until some animal has moved 0.1 r (five steps of a
+#: 6 m/s bird at 60 Hz for r = 5 m)
+SKIN = 0.2
+#: calls the grid answers alone after a list lost to it (see VerletLists), doubled after each loss up to RETRY_MAX
+RETRY_AFTER = 64
+RETRY_MAX = 1024
+# calls the grid answers first, to know its cost (the first may compile or load its kernel)
+_FIRST_GRID_CALLS = 3
+# rows whose lists are longer than this are ranked by key sort or insertion, as in the grid
+_RANK_KEPT_MAX = 128
+_RANK_MAX = 32
+# float32 positions: the slack kept between the displacement limit and skin / 2, relative to
+# the largest coordinate or period (a float32 offset of coordinates near X is off by ~X·2⁻²⁴)
+_SLACK_ULPS = 16.0 * 2.0**-23
+
+
+def dense_limit(k: int) -> float:
+    """The mean list length above which a knn query is left to the grid (its early stop
+    visits fewer candidates once many more are in reach than it keeps)."""
+    return max(4.0 * k, 16.0)
+
+
+@njit(cache=True, no_cfunc_wrapper=True, parallel=True)
+def _displacement(position, built, box, chunks):
+    """The largest squared minimum-image displacement of a row since ``built`` and the
+    largest coordinate magnitude, in float64, over ``chunks`` threads' shares of the rows."""
+    n = position.shape[0]
+    worst = np.zeros(chunks)
+    scale = np.zeros(chunks)
+    for c in prange(chunks):
+        lo = n * c // chunks
+        hi = n * (c + 1) // chunks
+        w = 0.0
+        s = 0.0
+        for i in range(lo, hi):
+            d2 = 0.0
+            for a in range(3):
+                p = np.float64(position[i, a])
+                d = p - np.float64(built[i, a])
+                length = np.float64(box[a])
+                if length > 0.0:
+                    d -= length * np.rint(d / length)
+                d2 += d * d
+                s = max(s, abs(p))
+            w = max(w, d2)
+        worst[c] = w
+        scale[c] = s
+    return worst.max(), scale.max()
+
+
+def _check_body(pos, fwd, lists, lengths, box, r2, cos_limit, sees_all, k,
+                out_index, out_distance, out_count, out_overflow, scratch_slot, scratch_dist):
+    """Each row's neighbours among its listed rows: the grid's pair test, ranked by (distance, index).
+
+    ``lists`` ((n, L) int32) holds each row's candidate rows, ``lengths`` how many; the
+    scratch rows are per thread, at least ``L`` wide. Writes the table the grid would.
+    """
+    n = pos.shape[0]
+    bx, by, bz = box[0], box[1], box[2]
+    zero = np.float32(0.0)
+    one = np.float32(1.0)
+    vx = one / bx if bx > 0 else zero
+    vy = one / by if by > 0 else zero
+    vz = one / bz if bz > 0 else zero
+    wraps = bx > 0 or by > 0 or bz > 0
+    for ip in prange(n):
+        i = np.int64(ip)
+        tid = numba.get_thread_id()
+        px = pos[i, 0]
+        py = pos[i, 1]
+        pz = pos[i, 2]
+        fx = fwd[i, 0]
+        fy = fwd[i, 1]
+        fz = fwd[i, 2]
+        thr = _fov_threshold(fx, fy, fz, cos_limit)
+        nc = 0
+        for u in range(lengths[i]):
+            j = lists[i, u]
+            ox = pos[j, 0] - px
+            oy = pos[j, 1] - py
+            oz = pos[j, 2] - pz
+            if wraps:
+                ox = _wrap(ox, bx, vx)
+                oy = _wrap(oy, by, vy)
+                oz = _wrap(oz, bz, vz)
+            ok, dist = _pair_test(ox, oy, oz, r2, sees_all, fx, fy, fz, thr)
+            scratch_slot[tid, nc] = j
+            scratch_dist[tid, nc] = dist
+            nc += ok
+        count = 0
+        if nc <= _RANK_MAX or (nc <= _RANK_KEPT_MAX and 2 * k >= nc):
+            for a in range(nc):
+                da = scratch_dist[tid, a]
+                ja = scratch_slot[tid, a]
+                rank = np.int32(0)
+                for b in range(nc):
+                    db = scratch_dist[tid, b]
+                    rank = np.int32(rank + np.int32((db < da) | ((db == da) & (scratch_slot[tid, b] < ja))))
+                if rank < k:
+                    out_distance[i, rank] = da
+                    out_index[i, rank] = ja
+            count = min(nc, k)
+        elif 2 * k >= nc:
+            count = _sort_into_row(out_index, out_distance, i, k, scratch_dist, scratch_slot, tid, nc)
+        else:
+            for a in range(nc):
+                count = _insert_row(out_index, out_distance, i, count, k, scratch_dist[tid, a], scratch_slot[tid, a])
+        _close_row(out_index, out_distance, out_count, out_overflow, i, count, nc - count, k)
+
+
+_check_serial, _check_parallel = _serial_and_parallel(_check_body, "_verlet_check")
+
+
+@njit(cache=True, no_cfunc_wrapper=True, parallel=True)
+def _permute_lists(order, lists, lengths, built, new_lists, new_lengths, new_built):
+    """The lists of rows reordered so that new row ``a`` is old row ``order[a]``."""
+    n = order.shape[0]
+    where = np.empty(n, np.int32)  # old row -> new row
+    for a in range(n):
+        where[order[a]] = a
+    for a in prange(n):
+        b = order[a]
+        length = lengths[b]
+        for u in range(length):
+            new_lists[a, u] = where[lists[b, u]]
+        new_lengths[a] = length
+        for c in range(3):
+            new_built[a, c] = built[b, c]
+
+
+class VerletLists:
+    """One self-query's lists, where its rows were when they were built, and what each way of
+    answering has cost (kept in the query's
+    :class:`~starling.steering.queries.neighbors.Neighbors` table between calls).
+
+    *Which answers.* Both answers write the same table, so the choice only decides the cost,
+    and it is made on measured times: when a list has to be rebuilt, its cost per call (its
+    build shared over its calls, plus a typical check) is compared with the grid's (the
+    median call of the last stretch the grid answered alone). A list that lost hands over to
+    the grid for :data:`RETRY_AFTER` calls, twice as many after each further loss (up to
+    :data:`RETRY_MAX`); a list too long to pay (:func:`dense_limit`) hands over at once. The
+    first few calls go to the grid, to know its cost.
+    """
+
+    __slots__ = ("built", "radius", "box", "n", "table", "wait", "backoff", "rebuilds", "calls", "seconds",
+                 "grid_calls", "grid_cost", "_grid_times", "_list_build", "_list_checks", "scratch_slot",
+                 "scratch_dist", "_kernel_calls")
+
+    def __init__(self) -> None:
+        self.built = np.zeros((0, 3), np.float32)  # each row's position at the last build
+        self.radius = -1.0  # the query radius the lists were built for
+        self.box = None  # and the periodic box
+        self.n = -1  # rows at the build; -1: no valid lists
+        self.table = None  # the rebuild's own Neighbors table (its index and count are the lists)
+        self.wait = _FIRST_GRID_CALLS  # calls left to the grid alone
+        self.backoff = RETRY_AFTER
+        self.rebuilds = 0
+        self.calls = 0  # calls answered, either way, and their wall time
+        self.seconds = 0.0
+        self.grid_calls = 0
+        self.grid_cost = None  # the grid's median call over its last stretch, s
+        self._grid_times: list = []
+        self._list_build = 0.0  # the current list's build time, s
+        self._list_checks: list = []  # and its checks' times
+        self.scratch_slot = np.zeros((0, 0), np.int32)
+        self.scratch_dist = np.zeros((0, 0), np.float32)
+        self._kernel_calls = CallSite()
+
+    def search(self, spos, sfwd, spec, box32, out, grid_search) -> None:
+        """Fill ``out`` with the neighbours of ``spos`` among themselves (self excluded), from the
+        lists or from ``grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out, any_order=)``."""
+        t0 = time.perf_counter()
+        if self.wait > 0 or not self._answer(spos, sfwd, spec, box32, out, grid_search, t0):
+            self.wait = max(self.wait - 1, 0)
+            grid_search(spos, sfwd, spos, spec, box32, True, out, any_order=False)
+            spent = time.perf_counter() - t0
+            self._grid_times.append(spent)
+            self.grid_calls += 1
+            if self.wait == 0 and self._grid_times:
+                self.grid_cost = float(np.median(self._grid_times))
+                self._grid_times.clear()
+        self.calls += 1
+        self.seconds += time.perf_counter() - t0
+
+    def _answer(self, spos, sfwd, spec, box32, out, grid_search, t0: float) -> bool:
+        """Answer from the lists (rebuilt if needed); False when the grid should answer instead."""
+        n = spos.shape[0]
+        r = spec.max_distance
+        skin = SKIN * r
+        if not self._valid(spos, r, skin, box32):
+            if self._lost() or self._crowded(spec, out):
+                return False
+            if not self._rebuild(spos, sfwd, spec, r + skin, box32, out, grid_search):
+                return False
+            self._list_build = time.perf_counter() - t0
+            self._list_checks.clear()
+        t1 = time.perf_counter()
+        lists = self.table.index
+        lengths = self.table.count
+        width = lists.shape[1]
+        threads = numba.config.NUMBA_NUM_THREADS
+        if self.scratch_slot.shape[0] < threads or self.scratch_slot.shape[1] < width:
+            self.scratch_slot = np.zeros((threads, width), np.int32)
+            self.scratch_dist = np.zeros((threads, width), np.float32)
+        r2, cos_limit, sees_all = query_thresholds(r, spec.fov_deg)
+        box = _NO_BOX if box32 is None else box32
+        rows = (out.index, out.distance, out.count, out.overflow)
+        self._kernel_calls.watch(*rows)
+        kernel = _check_serial if n < PARALLEL_MIN_ANIMALS else _check_parallel
+        self._kernel_calls(kernel, n, spos, sfwd, lists, lengths, box, r2, cos_limit, sees_all, int(spec.k),
+                           *rows, self.scratch_slot, self.scratch_dist)
+        self._list_checks.append(time.perf_counter() - t1)
+        return True
+
+    def _lost(self) -> bool:
+        """Whether the list that just ran out cost more per call than the grid (then the grid
+        answers for a while, longer after each loss)."""
+        checks = self._list_checks
+        if not checks or self.grid_cost is None:
+            return False
+        cost = self._list_build / len(checks) + float(np.median(checks))
+        self._list_checks = []
+        if cost <= self.grid_cost:
+            self.backoff = RETRY_AFTER
+            return False
+        self._hand_over()
+        return True
+
+    def _crowded(self, spec, out) -> bool:
+        """Whether the last table already says the lists would be too long: as many animals at
+        least were in reach (an early stop counts fewer), and the lists reach (1 + SKIN)³ as far."""
+        if spec.mode != "knn" or out.count.shape[0] == 0:
+            return False
+        met = float(out.count.mean()) + float(out.overflow.mean())
+        if met * (1.0 + SKIN) ** 3 <= dense_limit(spec.k):
+            return False
+        self._hand_over()
+        return True
+
+    def _hand_over(self) -> None:
+        """Let the grid answer for a while, longer each time."""
+        self.n = -1
+        self.wait = self.backoff
+        self.backoff = min(2 * self.backoff, RETRY_MAX)
+
+    def permute(self, order: np.ndarray) -> None:
+        """Follow a reordering of the rows (new row ``a`` is old row ``order[a]``, as
+        ``Population.permute``), so that sorting a population into cell order costs no rebuild."""
+        n = order.shape[0]
+        if n != self.n:
+            return
+        table = self.table
+        lists = np.empty_like(table.index)
+        lengths = np.empty_like(table.count)
+        built = np.empty((n, 3), np.float32)
+        _permute_lists(np.ascontiguousarray(order, np.int64), table.index, table.count, self.built[:n],
+                       lists, lengths, built)
+        table.index[:] = lists
+        table.count[:] = lengths
+        self.built = built
+
+    def _valid(self, spos, r: float, skin: float, box32) -> bool:
+        n = spos.shape[0]
+        if n != self.n or r != self.radius or not _same_box(box32, self.box):
+            return False
+        box = _NO_BOX if box32 is None else box32
+        chunks = numba.get_num_threads() if n >= PARALLEL_MIN_ANIMALS else 1
+        worst2, scale = _displacement(spos, self.built[:n], box, chunks)
+        # float32 offsets of coordinates near ``scale`` are off by ~scale·2⁻²⁴: stay that much inside
+        limit = 0.5 * skin - _SLACK_ULPS * (scale + (0.0 if box32 is None else float(np.max(box32))))
+        return limit > 0.0 and worst2 <= limit * limit
+
+    def _rebuild(self, spos, sfwd, spec, reach: float, box32, out, grid_search) -> bool:
+        """Every row within ``reach`` of each row, its own left out; False (and the grid for a
+        while) when the lists would be too long to pay. ``spec`` and ``out`` are the query's
+        (their classes make the build's own)."""
+        n = spos.shape[0]
+        self.rebuilds += 1
+        if self.table is None:
+            self.table = type(out)(n, max(2 * spec.k, 8))  # a Neighbors table of its own
+        width = self.table.k
+        while True:
+            # every row in reach, in the order met (the check ranks them): any_order skips the sort
+            wide = type(spec)(max_distance=reach, k=width, fov_deg=360.0, mode="all_in_radius", any_order=True)
+            self.table.reserve(n, width)
+            grid_search(spos, sfwd, spos, wide, box32, True, self.table)
+            longest = int((self.table.count + self.table.overflow).max()) if n else 0
+            if longest <= width:
+                break
+            width = longest + longest // 4 + 1
+        mean = float(self.table.count.mean()) if n else 0.0
+        if spec.mode == "knn" and mean > dense_limit(spec.k):
+            self._hand_over()
+            return False
+        if self.built.shape[0] < n:
+            self.built = np.empty((max(n, int(self.built.shape[0] * 1.5)), 3), np.float32)
+        self.built[:n] = spos
+        self.n = n
+        self.radius = spec.max_distance
+        self.box = None if box32 is None else box32.copy()
+        return True
+
+
+_NO_BOX = np.zeros(3, np.float32)
+
+
+def _same_box(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return bool(np.array_equal(a, b))
