@@ -263,6 +263,7 @@ def test_bench_times_the_pair_geometry_on_its_own_not_as_a_difference(monkeypatc
     import time
 
     from starling import bench
+    from starling.steering.queries import neighbors
     from starling.steering.queries.neighbors import find_neighbors
 
     def slow_query(*args, **kwargs):
@@ -270,6 +271,24 @@ def test_bench_times_the_pair_geometry_on_its_own_not_as_a_difference(monkeypatc
         return find_neighbors(*args, **kwargs)
 
     monkeypatch.setattr(bench, "find_neighbors", slow_query)
+    monkeypatch.setattr(neighbors, "NEIGHBOR_LISTS", False)  # the query timed on its own, through find_neighbors
     r = bench.bench_size(300, repeats=6)
     assert r["phases_ms"]["query"] >= 2.0
     assert 0 < r["phases_ms"]["pair_geometry"] < 1.0, r["phases_ms"]
+
+
+def test_bench_times_a_query_answered_from_neighbour_lists_in_the_steps_themselves(monkeypatch):
+    """Lists kept over steps are checked against the state each step leaves, so timing the query
+    again on that state would never rebuild them: the bench times the step's own calls, and says
+    how often the lists answered and were rebuilt."""
+    from starling import bench
+    from starling.steering.queries import verlet
+
+    monkeypatch.setattr(verlet, "_FIRST_GRID_CALLS", 0)
+    r = bench.bench_size(1000, repeats=40)
+    lists = r["neighbor_lists"]
+    assert lists["answered_by_lists"] == 1.0
+    assert lists["steps_per_rebuild"] is None or lists["steps_per_rebuild"] >= 2
+    assert r["phases_ms"]["query"] == lists["query_median_ms"] > 0
+    assert lists["query_mean_ms"] >= lists["query_median_ms"] * 0.5
+    assert r["step_ms"]["mean"] > 0 and r["step_ms"]["p95"] >= r["step_ms"]["median"]

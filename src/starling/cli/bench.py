@@ -318,6 +318,19 @@ def bench(
                                       ("query", "pair_geometry", "behaviours", "merger", "mover", "bookkeeping")))
     out.print(table)
     out.print(phases)
+    for r in results:
+        if r.get("neighbor_lists"):
+            out.print(_lists_line(r), highlight=False)
     if backend == "cuda":
         out.print("copy back to the host (ms): " + ", ".join(f"{r['n']:,}: {r['download_ms']['median']:.3f}"
                                                              for r in results), highlight=False)
+
+
+def _lists_line(r: dict) -> str:
+    """One size's neighbour lists (kept over steps) in words."""
+    lists = r["neighbor_lists"]
+    every = lists["steps_per_rebuild"]
+    rebuilt = f"rebuilt every {every:g} steps" if every else "not rebuilt while timed"
+    return (f"{r['n']:,}: neighbour lists answered {100 * lists['answered_by_lists']:.0f} % of the queries, {rebuilt}; "
+            f"query median {lists['query_median_ms']:.3f} ms, mean {lists['query_mean_ms']:.3f} ms with the rebuilds; "
+            f"step mean {r['step_ms']['mean']:.3f} ms")

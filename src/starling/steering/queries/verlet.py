@@ -201,7 +201,7 @@ class VerletLists:
 
     __slots__ = ("built", "radius", "box", "n", "table", "wait", "backoff", "rebuilds", "calls", "seconds",
                  "grid_calls", "grid_cost", "_grid_times", "_list_build", "_list_checks", "scratch_slot",
-                 "scratch_dist", "_kernel_calls")
+                 "scratch_dist", "_kernel_calls", "call_times")
 
     def __init__(self) -> None:
         self.built = np.zeros((0, 3), np.float32)  # each row's position at the last build
@@ -222,6 +222,7 @@ class VerletLists:
         self.scratch_slot = np.zeros((0, 0), np.int32)
         self.scratch_dist = np.zeros((0, 0), np.float32)
         self._kernel_calls = CallSite()
+        self.call_times = None  # a list to append each call's wall time to (starling bench), or None
 
     def search(self, spos, sfwd, spec, box32, out, grid_search) -> None:
         """Fill ``out`` with the neighbours of ``spos`` among themselves (self excluded), from the
@@ -236,8 +237,11 @@ class VerletLists:
             if self.wait == 0 and self._grid_times:
                 self.grid_cost = float(np.median(self._grid_times))
                 self._grid_times.clear()
+        spent = time.perf_counter() - t0
         self.calls += 1
-        self.seconds += time.perf_counter() - t0
+        self.seconds += spent
+        if self.call_times is not None:
+            self.call_times.append(spent)
 
     def _answer(self, spos, sfwd, spec, box32, out, grid_search, t0: float) -> bool:
         """Answer from the lists (rebuilt if needed); False when the grid should answer instead."""
@@ -249,7 +253,6 @@ class VerletLists:
                 return False
             if not self._rebuild(spos, sfwd, spec, r + skin, box32, out, grid_search):
                 return False
-            self._list_build = time.perf_counter() - t0
             self._list_checks.clear()
         t1 = time.perf_counter()
         lists = self.table.index
@@ -338,13 +341,17 @@ class VerletLists:
         width = self.table.k
         while True:
             # every row in reach, in the order met (the check ranks them): any_order skips the sort
+            t0 = time.perf_counter()
             wide = type(spec)(max_distance=reach, k=width, fov_deg=360.0, mode="all_in_radius", any_order=True)
             self.table.reserve(n, width)
             grid_search(spos, sfwd, spos, wide, box32, True, self.table)
             longest = int((self.table.count + self.table.overflow).max()) if n else 0
             if longest <= width:
                 break
-            width = longest + longest // 4 + 1
+            width = longest + longest // 4 + 1  # rows too narrow (a first build): again, wider
+        # what the build costs, for the choice between lists and grid: its last try (a narrow first
+        # try is paid once, not at every build)
+        self._list_build = time.perf_counter() - t0
         mean = float(self.table.count.mean()) if n else 0.0
         if spec.mode == "knn" and mean > dense_limit(spec.k):
             self._hand_over()

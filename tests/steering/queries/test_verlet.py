@@ -1,0 +1,195 @@
+"""Neighbour lists kept over steps (``verlet.py``): the grid's table, bit for bit, at every call.
+
+A population that queries itself through a table it keeps answers from lists of the rows
+within ``r + skin``, rebuilt only when a row has moved ``skin / 2``. Whatever happened
+since the build — small moves, moves just under and just over the limit, rows reordered,
+animals added or removed, the radius or box changed, a crowd — each call's table must be
+the exhaustive search's (brute force), with ``overflow`` exact, and the lists must really
+have answered (the tests count the calls each way).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import starling.steering.queries.neighbors as neighbors
+from starling.steering.queries import verlet
+from starling.steering.queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors
+
+from test_neighbors import cloud  # (pytest puts this folder on the path)
+
+
+@pytest.fixture(autouse=True)
+def lists_always(monkeypatch):
+    """The lists answer from the first call and never lose on time (the choice between the two
+    answers is made on measured cost; these tests check the lists' answers, not the choice)."""
+    monkeypatch.setattr(verlet, "_FIRST_GRID_CALLS", 0)
+    monkeypatch.setattr(neighbors, "NEIGHBOR_LISTS", True)
+
+
+def _spec(r, k, fov, mode="knn", early=False, any_order=False):
+    return NeighborQuerySpec(max_distance=r, k=k, fov_deg=fov, mode=mode, early_stop=early, any_order=any_order)
+
+
+def _assert_exact(got, pos, fwd, spec, box, label, *, overflow=True):
+    brute = NeighborQuerySpec(max_distance=spec.max_distance, k=spec.k, fov_deg=spec.fov_deg, method="brute")
+    exact = find_neighbors(pos, fwd, pos, brute, exclude_self=True, box=box)
+    n = exact.n
+    np.testing.assert_array_equal(got.index[:n], exact.index, err_msg=f"index {label}")
+    np.testing.assert_array_equal(got.distance[:n], exact.distance, err_msg=f"distance {label}")
+    np.testing.assert_array_equal(got.count[:n], exact.count, err_msg=f"count {label}")
+    if overflow:
+        np.testing.assert_array_equal(got.overflow[:n], exact.overflow, err_msg=f"overflow {label}")
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("wrap", [False, True])
+@pytest.mark.parametrize("fov, k, mode", [(360.0, 5, "knn"), (270.0, 5, "knn"), (300.0, 24, "all_in_radius")])
+def test_a_moving_cloud_gets_the_exhaustive_table_at_every_call(dims, wrap, fov, k, mode):
+    rng = np.random.default_rng(11 + dims + 10 * wrap + k)
+    side = 30.0 if dims == 3 else 90.0  # a few in reach, not a crowd (one is left to the grid, below)
+    r = 2.5
+    pos, fwd = cloud(rng, 1500, side, dims=dims)
+    box = (side, side if dims == 3 else 0.0, side) if wrap else None
+    spec = _spec(r, k, fov, mode)
+    table = Neighbors(0, k)
+    for call in range(30):
+        got = find_neighbors(pos, fwd, pos, spec, exclude_self=True, box=box, out=table)
+        _assert_exact(got, pos, fwd, spec, box, f"call {call}")
+        # a step: everybody moves a little, at a speed that runs out the skin every few calls;
+        # now and then a few jump (a teleport, a respawn) and force a rebuild
+        step = rng.normal(scale=0.015, size=pos.shape).astype(np.float32)
+        if call % 7 == 6:
+            step[rng.random(len(pos)) < 0.01] *= 50.0
+        if dims == 2:
+            step[:, 1] = 0.0
+        pos = pos + step
+        if wrap:
+            pos = np.mod(pos, np.float32(side)).astype(np.float32)
+            pos[pos >= np.float32(side)] = 0.0
+        turn = rng.normal(scale=0.2, size=fwd.shape).astype(np.float32)
+        fwd = fwd + turn * (np.linalg.norm(fwd, axis=1, keepdims=True) > 0)
+        if dims == 2:
+            fwd[:, 1] = 0.0
+        fwd = (fwd / np.maximum(np.linalg.norm(fwd, axis=1, keepdims=True), 1e-9)).astype(np.float32)
+    lists = table._lists
+    assert lists.grid_calls == 0 and lists.calls == 30  # every call answered from lists …
+    assert 3 <= lists.rebuilds <= 20  # … kept over several calls, and rebuilt when they ran out
+
+
+def test_a_pair_closing_in_from_outside_the_lists_is_caught_at_the_limit():
+    """Two animals built just beyond ``r + skin`` apart: moving each just under ``skin / 2``
+    toward the other cannot bring them into reach, so the lists hold; a little more forces a
+    rebuild, and the pair is found."""
+    r = 2.0
+    skin = verlet.SKIN * r
+    far = np.array([[50.0, 50.0, 50.0]], np.float32)
+    gap = r + skin + 1e-3
+    pos = np.array([[10.0, 10.0, 10.0], [10.0 + gap, 10.0, 10.0]], np.float32)
+    # a crowd elsewhere, so the query goes through the grid (and its lists), not the all-pairs kernel
+    rng = np.random.default_rng(2)
+    crowd = (far + rng.random((400, 3)) * 30.0).astype(np.float32)
+    pos = np.concatenate([pos, crowd]).astype(np.float32)
+    fwd = np.zeros_like(pos)
+    spec = _spec(r, 4, 360.0)
+    table = Neighbors(0, 4)
+    find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    assert table.count[0] == 0 and table._lists.rebuilds == 1
+    for inward in (0.5 * skin - 2e-3, 0.5 * skin + 2e-3):
+        moved = pos.copy()
+        moved[0, 0] += np.float32(inward)
+        moved[1, 0] -= np.float32(inward)
+        got = find_neighbors(moved, fwd, moved, spec, exclude_self=True, out=table)
+        _assert_exact(got, moved, fwd, spec, None, f"moved {inward}")
+    assert table._lists.rebuilds == 2  # the second move went past the limit
+    assert table.count[0] == 1 and table.index[0, 0] == 1  # and brought the pair into reach
+
+
+def test_rows_reordered_through_the_table_keep_their_lists():
+    rng = np.random.default_rng(5)
+    pos, fwd = cloud(rng, 3000, 40.0)
+    spec = _spec(3.0, 6, 270.0)
+    table = Neighbors(0, 6)
+    find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    order = rng.permutation(len(pos))
+    pos, fwd = np.ascontiguousarray(pos[order]), np.ascontiguousarray(fwd[order])
+    table.rows_permuted(order)
+    got = find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    _assert_exact(got, pos, fwd, spec, None, "after the reordering")
+    assert table._lists.rebuilds == 1  # followed, not rebuilt
+
+
+def test_a_reordering_the_lists_were_not_told_of_is_caught():
+    rng = np.random.default_rng(6)
+    pos, fwd = cloud(rng, 3000, 40.0)
+    spec = _spec(3.0, 6, 270.0)
+    table = Neighbors(0, 6)
+    find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    order = rng.permutation(len(pos))
+    pos, fwd = np.ascontiguousarray(pos[order]), np.ascontiguousarray(fwd[order])
+    got = find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    _assert_exact(got, pos, fwd, spec, None, "after an unannounced reordering")
+    assert table._lists.rebuilds == 2
+
+
+@pytest.mark.parametrize("change", ["fewer", "more", "radius", "box"])
+def test_a_changed_population_radius_or_box_rebuilds(change):
+    rng = np.random.default_rng(8)
+    pos, fwd = cloud(rng, 2000, 40.0)
+    spec, box = _spec(3.0, 5, 360.0), None
+    table = Neighbors(0, 5)
+    find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    assert table._lists.rebuilds == 1
+    if change == "fewer":
+        pos, fwd = pos[:1500].copy(), fwd[:1500].copy()
+    elif change == "more":
+        extra, extra_fwd = cloud(rng, 300, 40.0)
+        pos, fwd = np.concatenate([pos, extra]), np.concatenate([fwd, extra_fwd])
+    elif change == "radius":
+        spec = _spec(4.0, 5, 360.0)
+    else:
+        box = (40.0, 40.0, 40.0)
+    got = find_neighbors(pos, fwd, pos, spec, exclude_self=True, box=box, out=table)
+    _assert_exact(got, pos, fwd, spec, box, change)
+    assert table._lists.rebuilds == 2
+
+
+def test_a_crowd_is_left_to_the_grid_with_the_same_table():
+    rng = np.random.default_rng(9)
+    pos, fwd = cloud(rng, 2000, 10.0)  # ~ 100 in reach, 7 kept: lists would be twice the sphere
+    spec = _spec(2.5, 7, 300.0, early=True)
+    table = Neighbors(0, 7)
+    for call in range(3):
+        got = find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+        _assert_exact(got, pos, fwd, spec, None, f"call {call}", overflow=False)
+        pos = (pos + rng.normal(scale=0.02, size=pos.shape)).astype(np.float32)
+    lists = table._lists
+    assert lists.grid_calls == 3 and lists.wait > 0
+
+
+def test_a_list_that_costs_more_than_the_grid_hands_over():
+    rng = np.random.default_rng(10)
+    pos, fwd = cloud(rng, 2000, 40.0)
+    spec = _spec(3.0, 5, 360.0)
+    table = Neighbors(0, 5)
+    find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    lists = table._lists
+    lists.grid_cost = 1e-9  # the grid, as measured, is far cheaper
+    for call in range(3):
+        pos = (pos + rng.normal(scale=0.3, size=pos.shape)).astype(np.float32)  # past the skin each call
+        got = find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+        _assert_exact(got, pos, fwd, spec, None, f"call {call}")
+    assert lists.rebuilds == 1 and lists.grid_calls == 3 and lists.wait == verlet.RETRY_AFTER - 3
+    assert lists.backoff == 2 * verlet.RETRY_AFTER
+
+
+def test_unsorted_rows_of_many_are_left_to_the_grid():
+    """A query that lets rows stay unsorted and keeps many (Vicsek's 64) is not answered from
+    lists: they would rank rows the grid leaves as met."""
+    rng = np.random.default_rng(12)
+    pos, fwd = cloud(rng, 2000, 40.0)
+    spec = _spec(3.0, 64, 360.0, any_order=True)
+    table = Neighbors(0, 64)
+    find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    assert table._lists is None
