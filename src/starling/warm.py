@@ -29,8 +29,10 @@ from .frames import FrameEncoder
 from .server.live_view import entity_blocks, frame_states, read_readouts
 from .simulation import Simulation, load_scenario
 
-#: steps each scenario takes, before and after the player's actions
-STEPS = 2
+#: steps each scenario takes, before and after the player's actions: enough for a population that
+#: queries itself to answer from its neighbour lists once (they start after the grid's first calls,
+#: ``steering/queries/verlet.py``), so their kernels are compiled too
+STEPS = 5
 
 
 @dataclass(frozen=True)

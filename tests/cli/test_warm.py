@@ -30,3 +30,29 @@ def test_warm_an_unknown_scenario_is_one_clear_line_and_exit_2():
     assert lines[0].startswith("no scenario file or built-in named 'no-such-scene'"), lines[0]
     assert "Traceback" not in result.output
     assert "kernel cache" not in result.output  # the names are checked before anything is warmed
+
+
+def test_a_warmed_scene_compiles_nothing_once_its_neighbour_lists_answer(tmp_path):
+    """The warm-up steps far enough for a school's neighbour lists (which answer after the grid's
+    first calls) to be used, so a later run does not stall compiling their kernels at its fourth
+    step. An empty cache of its own, so that no other test's compilations stand in for the warm-up's."""
+    env = dict(os.environ, STARLING_CACHE_DIR=str(tmp_path / "kernels"), COLUMNS="200")
+    first = subprocess.run([sys.executable, "-m", "starling", "warm", "fish_tank"], capture_output=True, text=True,
+                           timeout=900, env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    script = (
+        "from numba.core import event\n"
+        "from starling.simulation import load_scenario\n"
+        "from starling.warm import _CompileWatch\n"
+        "sim = load_scenario('fish_tank')\n"
+        "watch = _CompileWatch(lambda name: print('compiled', name))\n"
+        "with event.install_listener('numba:compile', watch):\n"
+        "    sim.step(40)\n"
+        "lists = sim.pipelines[0].groups[0].neighbors._lists\n"
+        "print('answered by lists', lists.calls - lists.grid_calls)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "compiled" not in run.stdout, run.stdout
+    answered = int(run.stdout.split("answered by lists")[1])
+    assert answered > 0
