@@ -33,7 +33,9 @@ from .readings import inspect_animal, species_metrics
 from .world.layout import spatial_order
 from .world.spawn import SpawnError, spawn_headings, spawn_positions
 
-#: large populations are re-sorted into grid-cell order this often (steps)
+#: large populations are re-sorted into grid-cell order this often (steps), first after step 1: a
+#: spawn's rows are in random order, and at a million animals the kernels that read neighbours
+#: by row (the neighbour lists' check, the pair geometry, the behaviours) wait on memory until then
 REORDER_EVERY = 16
 REORDER_MIN_ANIMALS = 4096
 
@@ -539,7 +541,7 @@ class Simulation:
         for system in self.systems:
             system.after_commands(self, killed)
         world.clock.advance()
-        if world.clock.step % REORDER_EVERY == 0:
+        if world.clock.step % REORDER_EVERY == 1:
             self._restore_locality()
 
     def step_part_count(self) -> int:

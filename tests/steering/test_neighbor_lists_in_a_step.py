@@ -47,7 +47,7 @@ def test_the_reordering_is_followed_not_rebuilt(monkeypatch):
     monkeypatch.setattr(verlet, "_FIRST_GRID_CALLS", 0)
     monkeypatch.setattr(neighbors, "NEIGHBOR_LISTS", True)
     sim = Simulation(validate_scenario(bench_scenario(REORDER_MIN_ANIMALS + 1000)), record_debug=False)
-    sim.step(REORDER_EVERY - 1)
+    sim.step(REORDER_EVERY)  # the next reordering ends step REORDER_EVERY + 1
     lists = sim.pipelines[0].groups[0].neighbors._lists
     lists.built[: lists.n] = sim.population("boid").position  # as if just built: the skin is whole again
     before = lists.rebuilds

@@ -24,7 +24,9 @@ Three methods compute the same table bit for bit:
 * ``"grid"`` (default): uniform grid with a counting sort, rebuilt per call,
   cell-ordered memory layout, row runs, serial or parallel Numba kernels;
   see ``grid.py``. Small queries (at most ``small.SMALL_MAX_PAIRS`` pairs) test
-  every pair instead (``small.py``): same table, no grid to build.  The thesis
+  every pair instead (``small.py``): same table, no grid to build. A population
+  that queries itself through a table it keeps answers from neighbour lists kept
+  over steps while they pay (``verlet.py``): same table again.  The thesis
   measured the grid faster than the k-d tree in
   every configuration it tried (9.6.1), and it scales linearly.
 * ``"kdtree"``: ``scipy.spatial.cKDTree`` candidates, then the same compiled
