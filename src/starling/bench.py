@@ -18,7 +18,8 @@ import numpy as np
 from .config import validate_scenario
 from .simulation import Simulation
 from .steering.mergers import merge
-from .steering.pipeline import PARALLEL_THRESHOLD, pair_box
+from .parallel import threads_from
+from .steering.pipeline import pair_box
 from .steering.queries.neighbors import find_neighbors, normalize_box
 
 
@@ -163,7 +164,7 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
     world = sim.world
     pop = world.population("boid")
     box = world.box
-    parallel = n >= PARALLEL_THRESHOLD
+    parallel = n >= threads_from()
     stage_repeats = max(3, repeats // 2)
     profile = {}
     if lists is not None:

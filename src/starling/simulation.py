@@ -24,7 +24,8 @@ from .config.io import apply_override, name_problems, toml_value
 from .config.models import ScenarioBase
 from .steering import registry
 from .steering.per_animal import bind_draws
-from .steering.pipeline import PARALLEL_THRESHOLD, SpeciesPipeline
+from .parallel import threads_from
+from .steering.pipeline import SpeciesPipeline
 from .steering.targets import link_joint_queries
 from .systems import ComponentSpec, check_access
 from .world import Population, World
@@ -530,7 +531,7 @@ class Simulation:
                 continue
             turn = pipeline.turn_scale_for(pop.n)  # only brains of movers with a rotation limit set one
             mover.move(pop.position, pop.velocity, pop.forward, pop.up, pipeline.desired[: pop.n], dt,
-                       wrap=wrap, parallel=pop.n >= PARALLEL_THRESHOLD,
+                       wrap=wrap, parallel=pop.n >= threads_from(),
                        speed_scale=pipeline.speed_scale_for(pop.n), accel_scale=pipeline.accel_scale_for(pop.n),
                        drawn={name: pop.component(comp) for name, comp in draws},
                        **({} if turn is None else {"turn_scale": turn}))

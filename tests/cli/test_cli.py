@@ -292,3 +292,44 @@ def test_bench_times_a_query_answered_from_neighbour_lists_in_the_steps_themselv
     assert r["phases_ms"]["query"] == lists["query_median_ms"] > 0
     assert lists["query_mean_ms"] >= lists["query_median_ms"] * 0.5
     assert r["step_ms"]["mean"] > 0 and r["step_ms"]["p95"] >= r["step_ms"]["median"]
+
+
+def test_threads_from_starts_the_threads_sooner_and_changes_no_result(monkeypatch):
+    """``--threads-from`` lets a run that has the machine to itself use threads at a few hundred
+    animals; every kernel gives the same numbers threaded, so the run's summary is the same."""
+    import numba
+
+    from starling import parallel
+
+    monkeypatch.setattr(parallel, "_threads_from", parallel.threads_from())  # restored after the test
+
+    def summary(*extra):
+        result = runner.invoke(app, ["run", "flock", "--steps", "30", "--json", "--seed", "4",
+                                     "--set", "species.bird.count=300", *extra])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.stdout.strip().splitlines()[-1])
+        return data["species"], data["health"]
+
+    serial = summary()
+    assert parallel.threads_from() == parallel.PARALLEL_MIN_ANIMALS
+    threaded = summary("--threads-from", "0")
+    assert parallel.threads_from() == 0
+    assert threaded == serial
+
+    bench = runner.invoke(app, ["bench", "--sizes", "400", "--budget", "0.2", "--json", "--threads-from", "100"])
+    assert bench.exit_code == 0, bench.output
+    report = json.loads(bench.stdout)
+    assert report["threads_from"] == 100
+    assert report["results"][0]["threads"] == numba.get_num_threads()
+
+    bad = runner.invoke(app, ["bench", "--sizes", "400", "--threads-from", "-1"])
+    assert bad.exit_code == 2 and "--threads-from" in bad.output and "Traceback" not in bad.output
+
+
+@pytest.mark.parametrize("value", [-1, 2.5, True, "100"])
+def test_set_threads_from_refuses_what_is_not_a_count_of_animals(value):
+    from starling import parallel
+
+    with pytest.raises(ValueError, match="threads_from must be a whole number"):
+        parallel.set_threads_from(value)
+    assert parallel.threads_from() == parallel.PARALLEL_MIN_ANIMALS

@@ -109,10 +109,8 @@ def test_the_same_seed_repeats_and_another_seed_differs():
 
 def test_the_trajectory_does_not_depend_on_the_thread_count(monkeypatch):
     # force the threaded kernels on a small scene, then compare 1 thread with 2
-    import starling.simulation as simulation_module
-    import starling.steering.pipeline as pipeline_module
-    monkeypatch.setattr(pipeline_module, "PARALLEL_THRESHOLD", 0)
-    monkeypatch.setattr(simulation_module, "PARALLEL_THRESHOLD", 0)
+    import starling.parallel as parallel_module
+    monkeypatch.setattr(parallel_module, "_threads_from", 0)  # every kernel threaded (starling.parallel)
     threads = numba.get_num_threads()
     results = {}
     try:

@@ -15,8 +15,10 @@ from rich.table import Table
 from ..config import ConfigError
 from .common import (
     PLUGIN_HELP,
+    THREADS_FROM_HELP,
     _config_fail,
     _fail,
+    _threads_from,
     _float_list,
     _int_list,
     _load_plugins,
@@ -123,13 +125,16 @@ def bench(
     profile: Optional[Path] = typer.Option(None, "--profile", help="Also write where each size's step goes "
                                            "(phases, shares, ns per animal, every kernel) to this Markdown file."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    threads_from: Optional[int] = typer.Option(None, "--threads-from", min=0, help=THREADS_FROM_HELP),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Measure step and query times of the flocking pipeline, ray casts with --rays, or a whole
     scenario with --scenario (medians after warm-up)."""
     from ..bench import bench_device_size, bench_rays, bench_size, profile_report
+    from ..parallel import threads_from as threads_from_now
 
     _load_plugins(plugin)
+    _threads_from(threads_from)
     if profile is not None and not profile.parent.is_dir():  # before minutes of measuring, not after
         _fail(f"--profile: cannot write {profile}: folder {profile.parent} does not exist")
     if backend not in ("cpu", "cuda"):
@@ -292,7 +297,7 @@ def bench(
     import numba
 
     report = {"query": query, "radius": radius, "fov_deg": fov, "threads": numba.get_num_threads(),
-              "backend": backend, "results": results}
+              "threads_from": threads_from_now(), "backend": backend, "results": results}
     if backend == "cuda":
         report["query"] = "device grid"
         report["device"] = results[0]["device"] if results else None

@@ -32,6 +32,19 @@ def _fail(message: str, code: int = 2) -> None:
 
 #: ``--plugin`` on every command: modules whose behaviours, movers, … the scenario may name
 PLUGIN_HELP = "Load a module first (dotted name from the working directory, or a .py file); repeatable."
+#: ``--threads-from`` on the commands that run a simulation with the machine to themselves
+THREADS_FROM_HELP = ("Run a population's kernels with threads from this many animals (default 20000: below it "
+                     "the live app's shared cores make threads stall; an idle machine gains from about 1000). "
+                     "The results are the same either way.")
+
+
+def _threads_from(animals) -> None:
+    """Apply ``--threads-from`` (None: leave the default)."""
+    if animals is None:
+        return
+    from ..parallel import set_threads_from
+
+    set_threads_from(int(animals))
 
 
 class _StopRequest:

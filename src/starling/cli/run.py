@@ -21,9 +21,11 @@ from rich.table import Table
 from ..config import ConfigError
 from .common import (
     PLUGIN_HELP,
+    THREADS_FROM_HELP,
     LoadingDisplay,
     _config_fail,
     _fail,
+    _threads_from,
     _load_plugins,
     _stop_between_steps,
     app,
@@ -106,6 +108,7 @@ def run(
     backend: Optional[str] = typer.Option(None, "--backend", help=(
         "cpu or cuda (an NVIDIA GPU, docs/gpu.md); default: the scenario's. A scene the GPU cannot run says why "
         "and runs on the CPU.")),
+    threads_from: Optional[int] = typer.Option(None, "--threads-from", min=0, help=THREADS_FROM_HELP),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Run a scenario headless and summarise it: per species polarization, milling, groups."""
@@ -114,6 +117,7 @@ def run(
     from ..simulation import load_scenario
 
     _load_plugins(plugin)
+    _threads_from(threads_from)
     if backend is not None:
         if backend not in ("cpu", "cuda"):
             _fail(f"--backend: expected cpu or cuda, got {backend!r}")

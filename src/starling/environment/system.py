@@ -458,7 +458,7 @@ class EnvironmentSystem(System):
 
     def after_move(self, sim, dt: float) -> None:
         from .collide import SlideResult, collide_and_slide, slide_moves
-        from ..steering.pipeline import PARALLEL_THRESHOLD
+        from ..parallel import threads_from
 
         env = self.environment
         a = env.arrays
@@ -480,7 +480,7 @@ class EnvironmentSystem(System):
                     body.moved = np.zeros((cap, 3), np.float32)
                     body.radii = np.full(1, float(body.radius))
                 out = body.out
-                if n < PARALLEL_THRESHOLD:
+                if n < threads_from():
                     body.kernel_calls(slide_moves, n, a, pos, vel, start, float(dt), np.float32(dt), world.wrap, size,
                                       body.radii, float(body.skin),
                                       np.int64(int(body.mask) & ALL_LAYERS), _ACTIVE, body.moved[:n],

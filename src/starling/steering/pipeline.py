@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 from numba.core.errors import TypingError
 
-from ..parallel import PARALLEL_MIN_ANIMALS
+from ..parallel import threads_from
 from ..world import World
 from ..errors import ConfigError, Problem
 from .contract import explain_typing_error
@@ -50,8 +50,6 @@ def _record_one_target(group: NeighborGroup, target) -> None:
 #: skip the kernels of behaviours that are silent alone when their group found nobody (tests turn it off
 #: to run every kernel and compare)
 SKIP_SILENT = True
-#: populations at least this large run the ``prange`` compilation of every kernel (see starling.parallel)
-PARALLEL_THRESHOLD = PARALLEL_MIN_ANIMALS
 #: ray batches at least this large are cast by the threaded kernel even for smaller populations
 #: (waking the thread pool costs more than a few thousand serial casts on a busy machine)
 RAY_PARALLEL_ROWS = 32_768
@@ -198,7 +196,7 @@ class SpeciesPipeline:
             self.desired = np.zeros((max(n, int(self.desired.shape[0] * 1.5)), 3), np.float32)
         if n == 0:
             return
-        parallel = n >= PARALLEL_THRESHOLD
+        parallel = n >= threads_from()
         time, dt = float(time), float(dt)  # one scalar type at every step: the kernels' call sites rely on it
         views: dict = {}  # one view per declared set of components, shared by the kernels that declare it
 
@@ -372,7 +370,7 @@ class SpeciesPipeline:
             direction, distance, angle = group.geometry.buffers(n, k)
         else:
             direction, distance, angle = group.geometry.compute(
-                pop.position, pop.forward, others.position, index, count, box32, parallel=n >= PARALLEL_THRESHOLD)
+                pop.position, pop.forward, others.position, index, count, box32, parallel=n >= threads_from())
         return others, NeighborView(index, count, distance, angle, direction)
 
     def _nobody_there(self, pop, group: NeighborGroup, target, record: bool):

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from starling import kernel_calls
+from starling import parallel as parallel_module
 from starling.steering.queries import grid as grid_module
 from starling.steering.queries import grid_query
 from starling.steering.queries.candidates import query_thresholds
@@ -638,7 +639,7 @@ def test_one_table_reused_across_changing_populations():
 def test_results_do_not_depend_on_the_thread_count(monkeypatch):
     # Force the parallel kernels, the chunked counting sort and the cell-order
     # row scatter onto a modest cloud, then compare 1 thread with all threads.
-    monkeypatch.setattr(grid_module, "SERIAL_QUERY_MAX", 0)
+    monkeypatch.setattr(parallel_module, "_threads_from", 1)  # threads from one animal (starling.parallel)
     monkeypatch.setattr(grid_module, "PARALLEL_BUILD_MIN", 0)
     monkeypatch.setattr(grid_module, "DIRECT_ROWS_MAX", 0)
     rng = np.random.default_rng(17)

@@ -58,9 +58,9 @@ so the result does not depend on the order candidates were met in, nor on the
 thread count.
 
 *Threads.*  Each query writes only its own output row, so queries run in a
-``prange`` without locks.  Small populations use a serial kernel
-(``SERIAL_QUERY_MAX``, set where the measured start-up of the parallel region
-stops paying).  The serial and parallel kernels compile from one function.
+``prange`` without locks.  Small populations use a serial kernel (below
+``starling.parallel.threads_from()``, by default where the measured start-up of the
+parallel region stops paying).  The serial and parallel kernels compile from one function.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ import numba
 import numpy as np
 
 from starling.kernel_calls import CallSite
-from starling.parallel import PARALLEL_MIN_ANIMALS
+from starling.parallel import PARALLEL_MIN_ANIMALS, threads_from
 
 from .candidates import minimum_image, query_thresholds, wrap_offset
 from .grid_plan import (
@@ -107,10 +107,10 @@ CELL_SCALE = 1.0
 # DENSE_OCCUPANCY and DENSE_CELL_SCALE (imported above), the crowd's cell width,
 # live in ``grid_plan``, whose compiled ``_plan`` reads them.
 
-# Queries of up to this many animals run in a serial kernel. On an idle machine
-# the parallel region pays from 32-64 animals (it starts in about 3 us), but
+# Queries of up to this many animals run in a serial kernel by default. On an idle
+# machine the parallel region pays from 32-64 animals (it starts in about 3 us), but
 # when the cores are shared each region can stall for a time slice; the
-# project-wide policy is in starling.parallel.
+# project-wide policy, and the setting a run may change, is starling.parallel's.
 SERIAL_QUERY_MAX = PARALLEL_MIN_ANIMALS - 1
 # Counting sorts of at least this many points spread their passes over threads.
 PARALLEL_BUILD_MIN = 100_000
@@ -337,7 +337,7 @@ class GridIndex:
                 self.rows_overflow = np.empty(cap, dtype=np.int32)
             rows = (self.rows_index, self.rows_distance, self.rows_count, self.rows_overflow)
         self._kernel_calls.watch(*rows)
-        kernel = _query_serial if n <= SERIAL_QUERY_MAX else _query_parallel
+        kernel = _query_serial if n < threads_from() else _query_parallel
         self._kernel_calls(
             kernel, n,
             spos, sfwd, sorder, direct, self.positions, self.order, self.start,

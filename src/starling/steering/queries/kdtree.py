@@ -33,7 +33,7 @@ from starling.steering.queries.candidates import (
     candidate_distance,
     query_thresholds,
 )
-from starling.steering.queries.grid import SERIAL_QUERY_MAX
+from starling.parallel import threads_from
 
 __all__ = ["query"]
 
@@ -161,7 +161,7 @@ def query(
     candidates = np.ascontiguousarray(cols[order], dtype=np.int64)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=offsets[1:])
-    select = _select_serial if n <= SERIAL_QUERY_MAX else _select_parallel
+    select = _select_serial if n < threads_from() else _select_parallel
     select(
         offsets, candidates, self_position, self_forward, target_position, box32, r2, cos_limit,
         sees_all, exclude_self, k, out_index, out_distance, out_count, out_overflow,

@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit, prange
 
 from starling.kernel_calls import CallSite
-from starling.parallel import PARALLEL_MIN_ANIMALS
+from starling.parallel import threads_from
 
 from .candidates import (
     _close_row,
@@ -266,7 +266,7 @@ class VerletLists:
         box = _NO_BOX if box32 is None else box32
         rows = (out.index, out.distance, out.count, out.overflow)
         self._kernel_calls.watch(*rows)
-        kernel = _check_serial if n < PARALLEL_MIN_ANIMALS else _check_parallel
+        kernel = _check_serial if n < threads_from() else _check_parallel
         self._kernel_calls(kernel, n, spos, sfwd, lists, lengths, box, r2, cos_limit, sees_all, int(spec.k),
                            *rows, self.scratch_slot, self.scratch_dist)
         self._list_checks.append(time.perf_counter() - t1)
@@ -324,7 +324,7 @@ class VerletLists:
         if n != self.n or r != self.radius or not _same_box(box32, self.box):
             return False
         box = _NO_BOX if box32 is None else box32
-        chunks = numba.get_num_threads() if n >= PARALLEL_MIN_ANIMALS else 1
+        chunks = numba.get_num_threads() if n >= threads_from() else 1
         worst2, scale = _displacement(spos, self.built[:n], box, chunks)
         # float32 offsets of coordinates near ``scale`` are off by ~scale·2⁻²⁴: stay that much inside
         limit = 0.5 * skin - _SLACK_ULPS * (scale + (0.0 if box32 is None else float(np.max(box32))))
