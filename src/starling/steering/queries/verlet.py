@@ -31,7 +31,6 @@ while, then a list is tried again (:class:`VerletLists`). The table is the same 
 """
 from __future__ import annotations
 
-import math
 import time
 
 import numba
@@ -51,6 +50,7 @@ from .candidates import (
     _wrap,
     query_thresholds,
 )
+from .grid_query import _RANK_KEPT_MAX, _RANK_MAX  # rows ranked as the grid ranks them
 
 __all__ = ["RETRY_AFTER", "SKIN", "VerletLists", "dense_limit"]
 
@@ -63,9 +63,6 @@ RETRY_AFTER = 64
 RETRY_MAX = 1024
 # calls the grid answers first, to know its cost (the first may compile or load its kernel)
 _FIRST_GRID_CALLS = 3
-# rows whose lists are longer than this are ranked by key sort or insertion, as in the grid
-_RANK_KEPT_MAX = 128
-_RANK_MAX = 32
 # float32 positions: the slack kept between the displacement limit and skin / 2, relative to
 # the largest coordinate or period (a float32 offset of coordinates near X is off by ~X·2⁻²⁴)
 _SLACK_ULPS = 16.0 * 2.0**-23
