@@ -141,6 +141,8 @@ def _check_body(pos, fwd, lists, lengths, box, r2, cos_limit, sees_all, k,
             scratch_slot[tid, nc] = j
             scratch_dist[tid, nc] = dist
             nc += ok
+        # ranked as the grid ranks its buffer (grid_query._query_body), written out here as there: a
+        # helper taking the arrays is not inlined by LLVM, and cost the grid 2-10 % (docs/performance.md)
         count = 0
         if nc <= _RANK_MAX or (nc <= _RANK_KEPT_MAX and 2 * k >= nc):
             for a in range(nc):
