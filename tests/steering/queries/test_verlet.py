@@ -44,8 +44,11 @@ def _assert_exact(got, pos, fwd, spec, box, label, *, overflow=True):
 
 @pytest.mark.parametrize("dims", [2, 3])
 @pytest.mark.parametrize("wrap", [False, True])
-@pytest.mark.parametrize("fov, k, mode", [(360.0, 5, "knn"), (270.0, 5, "knn"), (300.0, 24, "all_in_radius")])
-def test_a_moving_cloud_gets_the_exhaustive_table_at_every_call(dims, wrap, fov, k, mode):
+@pytest.mark.parametrize("fov, k, mode, keep", [(360.0, 5, "knn", True), (270.0, 5, "knn", True),
+                                                (300.0, 24, "all_in_radius", True), (270.0, 5, "knn", False)])
+def test_a_moving_cloud_gets_the_exhaustive_table_at_every_call(dims, wrap, fov, k, mode, keep, monkeypatch):
+    if not keep:  # a big population's lists: only the lists kept between builds, the build's table let go
+        monkeypatch.setattr(verlet, "KEEP_BUILD_TABLE", 0)
     rng = np.random.default_rng(11 + dims + 10 * wrap + k)
     side = 30.0 if dims == 3 else 90.0  # a few in reach, not a crowd (one is left to the grid, below)
     r = 2.5
@@ -73,6 +76,7 @@ def test_a_moving_cloud_gets_the_exhaustive_table_at_every_call(dims, wrap, fov,
             fwd[:, 1] = 0.0
         fwd = (fwd / np.maximum(np.linalg.norm(fwd, axis=1, keepdims=True), 1e-9)).astype(np.float32)
     lists = table._lists
+    assert (lists.table is None) == (not keep)
     assert lists.grid_calls == 0 and lists.calls == 30  # every call answered from lists …
     assert 3 <= lists.rebuilds <= 20  # … kept over several calls, and rebuilt when they ran out
 
@@ -105,7 +109,10 @@ def test_a_pair_closing_in_from_outside_the_lists_is_caught_at_the_limit():
     assert table.count[0] == 1 and table.index[0, 0] == 1  # and brought the pair into reach
 
 
-def test_rows_reordered_through_the_table_keep_their_lists():
+@pytest.mark.parametrize("keep", [True, False])
+def test_rows_reordered_through_the_table_keep_their_lists(keep, monkeypatch):
+    if not keep:  # a big population's lists, kept without the build's table
+        monkeypatch.setattr(verlet, "KEEP_BUILD_TABLE", 0)
     rng = np.random.default_rng(5)
     pos, fwd = cloud(rng, 3000, 40.0)
     spec = _spec(3.0, 6, 270.0)
@@ -117,6 +124,7 @@ def test_rows_reordered_through_the_table_keep_their_lists():
     got = find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
     _assert_exact(got, pos, fwd, spec, None, "after the reordering")
     assert table._lists.rebuilds == 1  # followed, not rebuilt
+    assert (table._lists.table is None) == (not keep)
 
 
 def test_a_reordering_the_lists_were_not_told_of_is_caught():

@@ -63,6 +63,10 @@ RETRY_AFTER = 64
 RETRY_MAX = 1024
 # calls the grid answers first, to know its cost (the first may compile or load its kernel)
 _FIRST_GRID_CALLS = 3
+#: the build's padded table (rows × its width, index and distance, and its grid's buffers) is kept
+#: between builds up to this many entries (rows × width, about 32 MB); past it only the lists are
+#: kept (a million boids: about 130 MB between builds instead of about 600)
+KEEP_BUILD_TABLE = 4_000_000
 # float32 positions: the slack kept between the displacement limit and skin / 2, relative to
 # the largest coordinate or period (a float32 offset of coordinates near X is off by ~X·2⁻²⁴)
 _SLACK_ULPS = 16.0 * 2.0**-23
@@ -198,7 +202,8 @@ class VerletLists:
     first few calls go to the grid, to know its cost.
     """
 
-    __slots__ = ("built", "radius", "box", "n", "table", "wait", "backoff", "rebuilds", "calls", "seconds",
+    __slots__ = ("built", "radius", "box", "n", "lists", "lengths", "table", "wait", "backoff", "rebuilds", "calls",
+                 "seconds",
                  "grid_calls", "grid_cost", "_grid_times", "_list_build", "_list_checks", "scratch_slot",
                  "scratch_dist", "_kernel_calls", "call_times")
 
@@ -207,7 +212,8 @@ class VerletLists:
         self.radius = -1.0  # the query radius the lists were built for
         self.box = None  # and the periodic box
         self.n = -1  # rows at the build; -1: no valid lists
-        self.table = None  # the rebuild's own Neighbors table (its index and count are the lists)
+        self.lists, self.lengths = _NO_LISTS  # each row's candidate rows (n, the longest list), padded; how many
+        self.table = None  # the build's own Neighbors table, kept between builds for small populations
         self.wait = _FIRST_GRID_CALLS  # calls left to the grid alone
         self.backoff = RETRY_AFTER
         self.rebuilds = 0
@@ -254,8 +260,8 @@ class VerletLists:
                 return False
             self._list_checks.clear()
         t1 = time.perf_counter()
-        lists = self.table.index
-        lengths = self.table.count
+        lists = self.lists
+        lengths = self.lengths
         width = lists.shape[1]
         threads = numba.config.NUMBA_NUM_THREADS
         if self.scratch_slot.shape[0] < threads or self.scratch_slot.shape[1] < width:
@@ -308,14 +314,13 @@ class VerletLists:
         n = order.shape[0]
         if n != self.n:
             return
-        table = self.table
-        lists = np.empty_like(table.index)
-        lengths = np.empty_like(table.count)
+        lists = np.empty_like(self.lists)
+        lengths = np.empty_like(self.lengths)
         built = np.empty((n, 3), np.float32)
-        _permute_lists(np.ascontiguousarray(order, np.int64), table.index, table.count, self.built[:n],
+        _permute_lists(np.ascontiguousarray(order, np.int64), self.lists, self.lengths, self.built[:n],
                        lists, lengths, built)
-        table.index[:] = lists
-        table.count[:] = lengths
+        self.lists[:] = lists
+        self.lengths[:] = lengths
         self.built = built
 
     def _valid(self, spos, r: float, skin: float, box32) -> bool:
@@ -335,8 +340,10 @@ class VerletLists:
         (their classes make the build's own)."""
         n = spos.shape[0]
         self.rebuilds += 1
-        if self.table is None:
-            self.table = type(out)(n, max(2 * spec.k, 8))  # a Neighbors table of its own
+        longest = self.lists.shape[1] if self.lists.shape[0] else 0
+        self.lists, self.lengths = _NO_LISTS  # the old lists go before the new are built (memory)
+        if self.table is None:  # one of its own, as wide as the last build needed
+            self.table = type(out)(n, max(longest + longest // 4 + 1, 2 * spec.k, 8))
         width = self.table.k
         while True:
             # every row in reach, in the order met (the check ranks them): any_order skips the sort
@@ -351,10 +358,21 @@ class VerletLists:
         # what the build costs, for the choice between lists and grid: its last try (a narrow first
         # try is paid once, not at every build)
         self._list_build = time.perf_counter() - t0
-        mean = float(self.table.count.mean()) if n else 0.0
+        table = self.table
+        mean = float(table.count.mean()) if n else 0.0
         if spec.mode == "knn" and mean > dense_limit(spec.k):
             self._hand_over()
             return False
+        if n * width <= KEEP_BUILD_TABLE:  # the lists are the table's own rows
+            self.lists, self.lengths = table.index, table.count
+        else:
+            # a big population: keep only the lists, as wide as the longest (the table's distances,
+            # its slack and its grid's buffers would double the population's memory), and let the
+            # table go; the next build makes one again
+            longest = max(int(table.count.max()), 1)
+            self.lists = np.ascontiguousarray(table.index[:, :longest])
+            self.lengths = table.count.copy()
+            self.table = None
         if self.built.shape[0] < n:
             self.built = np.empty((max(n, int(self.built.shape[0] * 1.5)), 3), np.float32)
         self.built[:n] = spos
@@ -365,6 +383,7 @@ class VerletLists:
 
 
 _NO_BOX = np.zeros(3, np.float32)
+_NO_LISTS = (np.zeros((0, 1), np.int32), np.zeros(0, np.int32))
 
 
 def _same_box(a, b) -> bool:
