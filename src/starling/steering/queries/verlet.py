@@ -78,31 +78,34 @@ def dense_limit(k: int) -> float:
     return max(4.0 * k, 16.0)
 
 
+@njit(cache=True, no_cfunc_wrapper=True)
+def _displacement(position, built, box, lo, hi):
+    """The largest squared minimum-image displacement of rows ``lo``..``hi`` since ``built`` and
+    their largest coordinate magnitude, in float64."""
+    w = 0.0
+    s = 0.0
+    for i in range(lo, hi):
+        d2 = 0.0
+        for a in range(3):
+            p = np.float64(position[i, a])
+            d = p - np.float64(built[i, a])
+            length = np.float64(box[a])
+            if length > 0.0:
+                d -= length * np.rint(d / length)
+            d2 += d * d
+            s = max(s, abs(p))
+        w = max(w, d2)
+    return w, s
+
+
 @njit(cache=True, no_cfunc_wrapper=True, parallel=True)
-def _displacement(position, built, box, chunks):
-    """The largest squared minimum-image displacement of a row since ``built`` and the
-    largest coordinate magnitude, in float64, over ``chunks`` threads' shares of the rows."""
+def _displacement_parallel(position, built, box, chunks):
+    """:func:`_displacement` of all rows, over ``chunks`` threads' shares of them."""
     n = position.shape[0]
     worst = np.zeros(chunks)
     scale = np.zeros(chunks)
     for c in prange(chunks):
-        lo = n * c // chunks
-        hi = n * (c + 1) // chunks
-        w = 0.0
-        s = 0.0
-        for i in range(lo, hi):
-            d2 = 0.0
-            for a in range(3):
-                p = np.float64(position[i, a])
-                d = p - np.float64(built[i, a])
-                length = np.float64(box[a])
-                if length > 0.0:
-                    d -= length * np.rint(d / length)
-                d2 += d * d
-                s = max(s, abs(p))
-            w = max(w, d2)
-        worst[c] = w
-        scale[c] = s
+        worst[c], scale[c] = _displacement(position, built, box, n * c // chunks, n * (c + 1) // chunks)
     return worst.max(), scale.max()
 
 
@@ -202,7 +205,7 @@ class VerletLists:
     first few calls go to the grid, to know its cost.
     """
 
-    __slots__ = ("built", "radius", "box", "n", "lists", "lengths", "table", "wait", "backoff", "rebuilds", "calls",
+    __slots__ = ("built", "radius", "box", "box_side", "n", "lists", "lengths", "table", "wait", "backoff", "rebuilds", "calls",
                  "seconds",
                  "grid_calls", "grid_cost", "_grid_times", "_list_build", "_list_checks", "scratch_slot",
                  "scratch_dist", "_kernel_calls", "call_times")
@@ -211,6 +214,7 @@ class VerletLists:
         self.built = np.zeros((0, 3), np.float32)  # each row's position at the last build
         self.radius = -1.0  # the query radius the lists were built for
         self.box = None  # and the periodic box
+        self.box_side = 0.0  # its longest side
         self.n = -1  # rows at the build; -1: no valid lists
         self.lists, self.lengths = _NO_LISTS  # each row's candidate rows (n, the longest list), padded; how many
         self.table = None  # the build's own Neighbors table, kept between builds for small populations
@@ -325,13 +329,15 @@ class VerletLists:
 
     def _valid(self, spos, r: float, skin: float, box32) -> bool:
         n = spos.shape[0]
-        if n != self.n or r != self.radius or not _same_box(box32, self.box):
+        if n != self.n or r != self.radius or not (box32 is self.box or _same_box(box32, self.box)):
             return False
         box = _NO_BOX if box32 is None else box32
-        chunks = numba.get_num_threads() if n >= threads_from() else 1
-        worst2, scale = _displacement(spos, self.built[:n], box, chunks)
+        if n >= threads_from():
+            worst2, scale = _displacement_parallel(spos, self.built[:n], box, numba.get_num_threads())
+        else:  # (a parallel region of one chunk would still wake the pool: 15-20 µs)
+            worst2, scale = _displacement(spos, self.built[:n], box, 0, n)
         # float32 offsets of coordinates near ``scale`` are off by ~scale·2⁻²⁴: stay that much inside
-        limit = 0.5 * skin - _SLACK_ULPS * (scale + (0.0 if box32 is None else float(np.max(box32))))
+        limit = 0.5 * skin - _SLACK_ULPS * (scale + self.box_side)
         return limit > 0.0 and worst2 <= limit * limit
 
     def _rebuild(self, spos, sfwd, spec, reach: float, box32, out, grid_search) -> bool:
@@ -378,7 +384,8 @@ class VerletLists:
         self.built[:n] = spos
         self.n = n
         self.radius = spec.max_distance
-        self.box = None if box32 is None else box32.copy()
+        self.box = box32  # normalize_box's arrays are shared and read-only: kept, not copied
+        self.box_side = 0.0 if box32 is None else float(np.max(box32))
         return True
 
 
