@@ -64,9 +64,11 @@ RETRY_MAX = 1024
 # calls the grid answers first, to know its cost (the first may compile or load its kernel)
 _FIRST_GRID_CALLS = 3
 #: the build's padded table (rows × its width, index and distance, and its grid's buffers) is kept
-#: between builds up to this many entries (rows × width, about 32 MB); past it only the lists are
-#: kept (a million boids: about 130 MB between builds instead of about 600)
-KEEP_BUILD_TABLE = 4_000_000
+#: between builds up to this many entries (rows × width: about 1 GB with the grid's copy); past it
+#: only the lists are kept, and the table is made again at each build, which costs its first touch
+#: of memory again (a million boids, were they past it: 1.13 → 0.73 GB between builds, the same
+#: peak, 6 % slower)
+KEEP_BUILD_TABLE = 64_000_000
 # float32 positions: the slack kept between the displacement limit and skin / 2, relative to
 # the largest coordinate or period (a float32 offset of coordinates near X is off by ~X·2⁻²⁴)
 _SLACK_ULPS = 16.0 * 2.0**-23
