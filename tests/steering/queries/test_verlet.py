@@ -109,35 +109,34 @@ def test_a_pair_closing_in_from_outside_the_lists_is_caught_at_the_limit():
     assert table.count[0] == 1 and table.index[0, 0] == 1  # and brought the pair into reach
 
 
-@pytest.mark.parametrize("keep", [True, False])
-def test_rows_reordered_through_the_table_keep_their_lists(keep, monkeypatch):
-    if not keep:  # a big population's lists, kept without the build's table
-        monkeypatch.setattr(verlet, "KEEP_BUILD_TABLE", 0)
-    rng = np.random.default_rng(5)
+def _reordered(seed: int, *, told: bool):
+    """A cloud queried once, then its rows shuffled (the lists told of it or not) and queried again:
+    the second table checked against brute force; returns the table."""
+    rng = np.random.default_rng(seed)
     pos, fwd = cloud(rng, 3000, 40.0)
     spec = _spec(3.0, 6, 270.0)
     table = Neighbors(0, 6)
     find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
     order = rng.permutation(len(pos))
     pos, fwd = np.ascontiguousarray(pos[order]), np.ascontiguousarray(fwd[order])
-    table.rows_permuted(order)
+    if told:
+        table.rows_permuted(order)
     got = find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
-    _assert_exact(got, pos, fwd, spec, None, "after the reordering")
+    _assert_exact(got, pos, fwd, spec, None, f"after a reordering {'told' if told else 'not told'}")
+    return table
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_rows_reordered_through_the_table_keep_their_lists(keep, monkeypatch):
+    if not keep:  # a big population's lists, kept without the build's table
+        monkeypatch.setattr(verlet, "KEEP_BUILD_TABLE", 0)
+    table = _reordered(5, told=True)
     assert table._lists.rebuilds == 1  # followed, not rebuilt
     assert (table._lists.table is None) == (not keep)
 
 
 def test_a_reordering_the_lists_were_not_told_of_is_caught():
-    rng = np.random.default_rng(6)
-    pos, fwd = cloud(rng, 3000, 40.0)
-    spec = _spec(3.0, 6, 270.0)
-    table = Neighbors(0, 6)
-    find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
-    order = rng.permutation(len(pos))
-    pos, fwd = np.ascontiguousarray(pos[order]), np.ascontiguousarray(fwd[order])
-    got = find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
-    _assert_exact(got, pos, fwd, spec, None, "after an unannounced reordering")
-    assert table._lists.rebuilds == 2
+    assert _reordered(6, told=False)._lists.rebuilds == 2
 
 
 @pytest.mark.parametrize("change", ["fewer", "more", "radius", "box"])
