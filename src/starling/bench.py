@@ -55,18 +55,16 @@ def _stats(samples_s: list[float]) -> dict:
     return {"median": round(float(np.median(a)), 4), "p95": round(float(np.percentile(a, 95)), 4)}
 
 
-def _lists_of(group):
-    """The neighbour lists a group's self-query keeps over steps (``steering/queries/verlet.py``), or None."""
-    return getattr(group.neighbors, "_lists", None)
+def _lists_counters(lists) -> tuple:
+    return lists.calls, lists.rebuilds, lists.grid_calls
 
 
-def _lists_report(lists, before: tuple, times: list) -> Optional[dict]:
-    """How a self-query answered over the timed steps: the share of its calls its neighbour lists
-    answered, steps per rebuild, and its calls' median and mean in the step (the mean shares the
-    rebuilds out; ``before`` is (calls, rebuilds, grid calls) when timing began)."""
-    if lists is None or not times:
-        return None
-    calls, rebuilds, grid_calls = (a - b for a, b in zip((lists.calls, lists.rebuilds, lists.grid_calls), before))
+def _lists_report(lists, before: tuple, times: list) -> dict:
+    """How a self-query answered over the timed steps from its neighbour lists
+    (``steering/queries/verlet.py``): the share of its calls the lists answered, steps per
+    rebuild, and its calls' median and mean in the step (the mean shares the rebuilds out).
+    ``before``: :func:`_lists_counters` when timing began; ``times``: each call's wall time, s."""
+    calls, rebuilds, grid_calls = (a - b for a, b in zip(_lists_counters(lists), before))
     return {"answered_by_lists": round(1.0 - grid_calls / max(calls, 1), 3),
             "steps_per_rebuild": round(calls / rebuilds, 1) if rebuilds else None,
             "query_median_ms": round(1e3 * float(np.median(times)), 4),
@@ -150,15 +148,15 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
     sim.step(warmup)
     pipe = sim.pipelines[0]
     group = pipe.groups[0]
-    kept = _lists_of(group)
+    kept = group.neighbors.lists  # neighbour lists the query keeps over steps, or None
     if kept is not None:
-        before = (kept.calls, kept.rebuilds, kept.grid_calls)
-        kept.call_times = []
+        before = _lists_counters(kept)
+        kept.call_times = query_times = []  # each call of the query, timed where it runs
     steps = _timed(lambda: sim.step(1), repeats)
-    kept_times = [] if kept is None else kept.call_times
-    lists = None if kept is None else _lists_report(kept, before, kept_times)
+    lists = None
     if kept is not None:
         kept.call_times = None
+        lists = _lists_report(kept, before, query_times)
 
     # the stages, on the state the run left
     world = sim.world
@@ -170,7 +168,7 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
     if lists is not None:
         # answered from neighbour lists kept over steps: a call on a state the lists were just
         # checked against would never rebuild, so the query is timed in the timed steps themselves
-        profile["query"] = _stats(kept_times)
+        profile["query"] = _stats(query_times)
     else:
         query = _timed(lambda: find_neighbors(pop.position, pop.forward, pop.position, group.query,
                                               exclude_self=True, box=box, out=group.neighbors), stage_repeats)

@@ -48,7 +48,7 @@ def test_a_warmed_scene_compiles_nothing_once_its_neighbour_lists_answer(tmp_pat
         "watch = _CompileWatch(lambda name: print('compiled', name))\n"
         "with event.install_listener('numba:compile', watch):\n"
         "    sim.step(40)\n"
-        "lists = sim.pipelines[0].groups[0].neighbors._lists\n"
+        "lists = sim.pipelines[0].groups[0].neighbors.lists\n"
         "print('answered by lists', lists.calls - lists.grid_calls)\n"
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, env=env)

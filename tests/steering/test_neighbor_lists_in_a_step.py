@@ -37,10 +37,10 @@ def test_lists_change_no_trajectory(scene, steps, monkeypatch):
         for field in ("position", "velocity", "forward", "up", "uid"):
             np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=f"{scene} {name} {field}")
     group = with_lists.pipelines[0].groups[0]
-    lists = group.neighbors._lists
+    lists = group.neighbors.lists
     assert lists is not None and lists.grid_calls == 0 and lists.calls == steps
     assert lists.rebuilds < steps // 3  # kept over steps (and through the reorderings, for the bench)
-    assert grid_alone.pipelines[0].groups[0].neighbors._lists is None
+    assert grid_alone.pipelines[0].groups[0].neighbors.lists is None
 
 
 def test_the_reordering_is_followed_not_rebuilt(monkeypatch):
@@ -48,7 +48,7 @@ def test_the_reordering_is_followed_not_rebuilt(monkeypatch):
     monkeypatch.setattr(neighbors, "NEIGHBOR_LISTS", True)
     sim = Simulation(validate_scenario(bench_scenario(REORDER_MIN_ANIMALS + 1000)), record_debug=False)
     sim.step(REORDER_EVERY)  # the next reordering ends step REORDER_EVERY + 1
-    lists = sim.pipelines[0].groups[0].neighbors._lists
+    lists = sim.pipelines[0].groups[0].neighbors.lists
     lists.built[: lists.n] = sim.population("boid").position  # as if just built: the skin is whole again
     before = lists.rebuilds
     sim.step(2)  # the reordering happens at the end of the first of these

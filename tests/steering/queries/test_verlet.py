@@ -75,7 +75,7 @@ def test_a_moving_cloud_gets_the_exhaustive_table_at_every_call(dims, wrap, fov,
         if dims == 2:
             fwd[:, 1] = 0.0
         fwd = (fwd / np.maximum(np.linalg.norm(fwd, axis=1, keepdims=True), 1e-9)).astype(np.float32)
-    lists = table._lists
+    lists = table.lists
     assert (lists.table is None) == (not keep)
     assert lists.grid_calls == 0 and lists.calls == 30  # every call answered from lists …
     assert 3 <= lists.rebuilds <= 20  # … kept over several calls, and rebuilt when they ran out
@@ -98,14 +98,14 @@ def test_a_pair_closing_in_from_outside_the_lists_is_caught_at_the_limit():
     spec = _spec(r, 4, 360.0)
     table = Neighbors(0, 4)
     find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
-    assert table.count[0] == 0 and table._lists.rebuilds == 1
+    assert table.count[0] == 0 and table.lists.rebuilds == 1
     for inward in (0.5 * skin - 2e-3, 0.5 * skin + 2e-3):
         moved = pos.copy()
         moved[0, 0] += np.float32(inward)
         moved[1, 0] -= np.float32(inward)
         got = find_neighbors(moved, fwd, moved, spec, exclude_self=True, out=table)
         _assert_exact(got, moved, fwd, spec, None, f"moved {inward}")
-    assert table._lists.rebuilds == 2  # the second move went past the limit
+    assert table.lists.rebuilds == 2  # the second move went past the limit
     assert table.count[0] == 1 and table.index[0, 0] == 1  # and brought the pair into reach
 
 
@@ -131,12 +131,12 @@ def test_rows_reordered_through_the_table_keep_their_lists(keep, monkeypatch):
     if not keep:  # a big population's lists, kept without the build's table
         monkeypatch.setattr(verlet, "KEEP_BUILD_TABLE", 0)
     table = _reordered(5, told=True)
-    assert table._lists.rebuilds == 1  # followed, not rebuilt
-    assert (table._lists.table is None) == (not keep)
+    assert table.lists.rebuilds == 1  # followed, not rebuilt
+    assert (table.lists.table is None) == (not keep)
 
 
 def test_a_reordering_the_lists_were_not_told_of_is_caught():
-    assert _reordered(6, told=False)._lists.rebuilds == 2
+    assert _reordered(6, told=False).lists.rebuilds == 2
 
 
 @pytest.mark.parametrize("change", ["fewer", "more", "radius", "box"])
@@ -147,7 +147,7 @@ def test_a_changed_population_radius_or_box_rebuilds(change):
     table = Neighbors(0, 5)
     find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
     find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
-    assert table._lists.rebuilds == 1
+    assert table.lists.rebuilds == 1
     if change == "fewer":
         pos, fwd = pos[:1500].copy(), fwd[:1500].copy()
     elif change == "more":
@@ -159,7 +159,7 @@ def test_a_changed_population_radius_or_box_rebuilds(change):
         box = (40.0, 40.0, 40.0)
     got = find_neighbors(pos, fwd, pos, spec, exclude_self=True, box=box, out=table)
     _assert_exact(got, pos, fwd, spec, box, change)
-    assert table._lists.rebuilds == 2
+    assert table.lists.rebuilds == 2
 
 
 def test_a_crowd_is_left_to_the_grid_with_the_same_table():
@@ -171,7 +171,7 @@ def test_a_crowd_is_left_to_the_grid_with_the_same_table():
         got = find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
         _assert_exact(got, pos, fwd, spec, None, f"call {call}", overflow=False)
         pos = (pos + rng.normal(scale=0.02, size=pos.shape)).astype(np.float32)
-    lists = table._lists
+    lists = table.lists
     assert lists.grid_calls == 3 and lists.wait > 0
 
 
@@ -181,7 +181,7 @@ def test_a_list_that_costs_more_than_the_grid_hands_over():
     spec = _spec(3.0, 5, 360.0)
     table = Neighbors(0, 5)
     find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
-    lists = table._lists
+    lists = table.lists
     lists.grid_cost = 1e-9  # the grid, as measured, is far cheaper
     for call in range(3):
         pos = (pos + rng.normal(scale=0.3, size=pos.shape)).astype(np.float32)  # past the skin each call
@@ -199,4 +199,4 @@ def test_unsorted_rows_of_many_are_left_to_the_grid():
     spec = _spec(3.0, 64, 360.0, any_order=True)
     table = Neighbors(0, 64)
     find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
-    assert table._lists is None
+    assert table.lists is None

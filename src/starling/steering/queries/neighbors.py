@@ -228,6 +228,12 @@ class Neighbors:
         elif n != self.count.shape[0]:
             self._view(n)
 
+    @property
+    def lists(self) -> VerletLists | None:
+        """The neighbour lists this table keeps between calls for a population that queries itself
+        (``verlet.py``: their counters say how often they answered and were rebuilt), or None."""
+        return self._lists
+
     def rows_permuted(self, order: np.ndarray) -> None:
         """The animals that query through this table had their rows reordered (new row ``a`` is old
         row ``order[a]``): neighbour lists kept between calls follow them instead of being rebuilt."""
@@ -395,10 +401,19 @@ def _methods() -> set[str]:
 #: a population that queries itself through a table kept between calls reuses its neighbour
 #: lists over steps (``verlet.py``); tests turn it off to compare with the grid alone
 NEIGHBOR_LISTS = True
-#: ... unless the query lets rows stay unsorted and keeps this many or more: a table answered by
-#: lists is always ranked, and ranking rows of up to 64 that never fill (Vicsek's) costs more than
-#: the lists save; both conditions come from the configuration, so a group's answers never change way
+#: ... unless the query lets rows stay unsorted and keeps more than this many: rows answered by
+#: lists are always ranked, and ranking rows of up to 64 that never fill (Vicsek's) costs more
+#: than the lists save
 LISTS_MAX_UNORDERED_K = 16
+
+
+def _may_keep_lists(spos, tpos, spec, exclude_self: bool) -> bool:
+    """Whether a grid query may answer from neighbour lists kept over calls: a population that
+    queries itself, with rows that must be ranked or are few. Only the configuration decides it,
+    never the lists' history, so the rows (always ranked when lists are allowed) never depend on
+    which of the two answered."""
+    return (NEIGHBOR_LISTS and exclude_self and tpos is spos
+            and (not spec.any_order or spec.k <= LISTS_MAX_UNORDERED_K))
 
 
 @registry.neighbor_query("grid")
@@ -413,21 +428,17 @@ def _grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out) -> None:
     """
     if spos.shape[0] * tpos.shape[0] <= SMALL_MAX_PAIRS:
         _all_pairs_search(spos, sfwd, tpos, spec, box32, exclude_self, out)
-        return
-    if NEIGHBOR_LISTS and exclude_self and tpos is spos and (spec.k <= LISTS_MAX_UNORDERED_K or not spec.any_order):
-        lists = out._lists
-        if lists is None:
-            lists = out._lists = VerletLists()
-        lists.search(spos, sfwd, spec, box32, out, _plain_grid_search)
-        return
-    _plain_grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out)
+    elif _may_keep_lists(spos, tpos, spec, exclude_self):
+        if out._lists is None:
+            out._lists = VerletLists()
+        out._lists.search(spos, sfwd, spec, box32, out, _grid_alone)
+    else:
+        _grid_alone(spos, sfwd, tpos, spec, box32, exclude_self, out)
 
 
-def _plain_grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out, any_order=None) -> None:
-    """The grid query itself (``any_order``: the spec's unless given)."""
-    if spos.shape[0] * tpos.shape[0] <= SMALL_MAX_PAIRS:
-        _all_pairs_search(spos, sfwd, tpos, spec, box32, exclude_self, out)
-        return
+def _grid_alone(spos, sfwd, tpos, spec, box32, exclude_self, out, any_order=None) -> None:
+    """The grid query itself, for more pairs than the all-pairs kernel takes (``any_order``: the
+    spec's unless given; the lists ask for ranked rows when the grid answers for them)."""
     grid = out._grid
     if grid is None:
         grid = out._grid = GridIndex()

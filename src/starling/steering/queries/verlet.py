@@ -41,6 +41,7 @@ from starling.kernel_calls import CallSite
 from starling.parallel import threads_from
 
 from .candidates import (
+    NO_WRAP,
     _close_row,
     _fov_threshold,
     _insert_row,
@@ -207,10 +208,9 @@ class VerletLists:
     first few calls go to the grid, to know its cost.
     """
 
-    __slots__ = ("built", "radius", "box", "box_side", "n", "lists", "lengths", "table", "wait", "backoff", "rebuilds", "calls",
-                 "seconds",
-                 "grid_calls", "grid_cost", "_grid_times", "_list_build", "_list_checks", "scratch_slot",
-                 "scratch_dist", "_kernel_calls", "call_times")
+    __slots__ = ("built", "radius", "box", "box_side", "n", "lists", "lengths", "table", "wait", "backoff",
+                 "rebuilds", "calls", "grid_calls", "grid_cost", "_grid_times", "_list_build", "_list_checks",
+                 "scratch_slot", "scratch_dist", "_kernel_calls", "call_times")
 
     def __init__(self) -> None:
         self.built = np.zeros((0, 3), np.float32)  # each row's position at the last build
@@ -223,9 +223,8 @@ class VerletLists:
         self.wait = _FIRST_GRID_CALLS  # calls left to the grid alone
         self.backoff = RETRY_AFTER
         self.rebuilds = 0
-        self.calls = 0  # calls answered, either way, and their wall time
-        self.seconds = 0.0
-        self.grid_calls = 0
+        self.calls = 0  # calls answered, either way
+        self.grid_calls = 0  # of which the grid answered
         self.grid_cost = None  # the grid's median call over its last stretch, s
         self._grid_times: list = []
         self._list_build = 0.0  # the current list's build time, s
@@ -239,22 +238,22 @@ class VerletLists:
         """Fill ``out`` with the neighbours of ``spos`` among themselves (self excluded), from the
         lists or from ``grid_search(spos, sfwd, tpos, spec, box32, exclude_self, out, any_order=)``."""
         t0 = time.perf_counter()
-        if self.wait > 0 or not self._answer(spos, sfwd, spec, box32, out, grid_search, t0):
+        by_lists = self.wait == 0 and self._answer(spos, sfwd, spec, box32, out, grid_search)
+        if not by_lists:
             self.wait = max(self.wait - 1, 0)
             grid_search(spos, sfwd, spos, spec, box32, True, out, any_order=False)
-            spent = time.perf_counter() - t0
-            self._grid_times.append(spent)
-            self.grid_calls += 1
-            if self.wait == 0 and self._grid_times:
-                self.grid_cost = float(np.median(self._grid_times))
-                self._grid_times.clear()
         spent = time.perf_counter() - t0
         self.calls += 1
-        self.seconds += spent
+        if not by_lists:
+            self.grid_calls += 1
+            self._grid_times.append(spent)
+            if self.wait == 0:  # the end of the grid's stretch: its cost, for the next list to beat
+                self.grid_cost = float(np.median(self._grid_times))
+                self._grid_times.clear()
         if self.call_times is not None:
             self.call_times.append(spent)
 
-    def _answer(self, spos, sfwd, spec, box32, out, grid_search, t0: float) -> bool:
+    def _answer(self, spos, sfwd, spec, box32, out, grid_search) -> bool:
         """Answer from the lists (rebuilt if needed); False when the grid should answer instead."""
         n = spos.shape[0]
         r = spec.max_distance
@@ -274,7 +273,7 @@ class VerletLists:
             self.scratch_slot = np.zeros((threads, width), np.int32)
             self.scratch_dist = np.zeros((threads, width), np.float32)
         r2, cos_limit, sees_all = query_thresholds(r, spec.fov_deg)
-        box = _NO_BOX if box32 is None else box32
+        box = NO_WRAP if box32 is None else box32
         rows = (out.index, out.distance, out.count, out.overflow)
         self._kernel_calls.watch(*rows)
         kernel = _check_serial if n < threads_from() else _check_parallel
@@ -325,7 +324,7 @@ class VerletLists:
         built = np.empty((n, 3), np.float32)
         _permute_lists(np.ascontiguousarray(order, np.int64), self.lists, self.lengths, self.built[:n],
                        lists, lengths, built)
-        self.lists[:] = lists
+        self.lists[:] = lists  # in place: below the table's size limit the lists are the table's rows
         self.lengths[:] = lengths
         self.built = built
 
@@ -333,7 +332,7 @@ class VerletLists:
         n = spos.shape[0]
         if n != self.n or r != self.radius or not (box32 is self.box or _same_box(box32, self.box)):
             return False
-        box = _NO_BOX if box32 is None else box32
+        box = NO_WRAP if box32 is None else box32
         if n >= threads_from():
             worst2, scale = _displacement_parallel(spos, self.built[:n], box, numba.get_num_threads())
         else:  # (a parallel region of one chunk would still wake the pool: 15-20 µs)
@@ -359,7 +358,7 @@ class VerletLists:
             wide = type(spec)(max_distance=reach, k=width, fov_deg=360.0, mode="all_in_radius", any_order=True)
             self.table.reserve(n, width)
             grid_search(spos, sfwd, spos, wide, box32, True, self.table)
-            longest = int((self.table.count + self.table.overflow).max()) if n else 0
+            longest = int((self.table.count + self.table.overflow).max())
             if longest <= width:
                 break
             width = longest + longest // 4 + 1  # rows too narrow (a first build): again, wider
@@ -367,7 +366,7 @@ class VerletLists:
         # try is paid once, not at every build)
         self._list_build = time.perf_counter() - t0
         table = self.table
-        mean = float(table.count.mean()) if n else 0.0
+        mean = float(table.count.mean())
         if spec.mode == "knn" and mean > dense_limit(spec.k):
             self._hand_over()
             return False
@@ -391,7 +390,6 @@ class VerletLists:
         return True
 
 
-_NO_BOX = np.zeros(3, np.float32)
 _NO_LISTS = (np.zeros((0, 1), np.int32), np.zeros(0, np.int32))
 
 
