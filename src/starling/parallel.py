@@ -29,14 +29,12 @@ def threads_from() -> int:
     return _threads_from
 
 
-def set_threads_from(animals) -> int:
+def set_threads_from(animals) -> None:
     """Run per-animal kernels with threads from ``animals`` animals (None: the default,
-    :data:`PARALLEL_MIN_ANIMALS`); returns the value it replaced. Raises ValueError for
-    anything but a whole number ≥ 0."""
+    :data:`PARALLEL_MIN_ANIMALS`). Raises ValueError for anything but a whole number ≥ 0."""
     global _threads_from
     if animals is None:
         animals = PARALLEL_MIN_ANIMALS
     if isinstance(animals, bool) or not isinstance(animals, int) or animals < 0:
         raise ValueError(f"threads_from must be a whole number of animals, 0 or more, got {animals!r}")
-    before, _threads_from = _threads_from, int(animals)
-    return before
+    _threads_from = animals

@@ -16,9 +16,9 @@ from ..config import ConfigError
 from .common import (
     PLUGIN_HELP,
     THREADS_FROM_HELP,
+    _apply_threads_from,
     _config_fail,
     _fail,
-    _threads_from,
     _float_list,
     _int_list,
     _load_plugins,
@@ -130,11 +130,11 @@ def bench(
 ) -> None:
     """Measure step and query times of the flocking pipeline, ray casts with --rays, or a whole
     scenario with --scenario (medians after warm-up)."""
+    from .. import parallel
     from ..bench import bench_device_size, bench_rays, bench_size, profile_report
-    from ..parallel import threads_from as threads_from_now
 
     _load_plugins(plugin)
-    _threads_from(threads_from)
+    _apply_threads_from(threads_from)
     if profile is not None and not profile.parent.is_dir():  # before minutes of measuring, not after
         _fail(f"--profile: cannot write {profile}: folder {profile.parent} does not exist")
     if backend not in ("cpu", "cuda"):
@@ -297,7 +297,7 @@ def bench(
     import numba
 
     report = {"query": query, "radius": radius, "fov_deg": fov, "threads": numba.get_num_threads(),
-              "threads_from": threads_from_now(), "backend": backend, "results": results}
+              "threads_from": parallel.threads_from(), "backend": backend, "results": results}
     if backend == "cuda":
         report["query"] = "device grid"
         report["device"] = results[0]["device"] if results else None

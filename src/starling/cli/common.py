@@ -38,13 +38,12 @@ THREADS_FROM_HELP = ("Run a population's kernels with threads from this many ani
                      "The results are the same either way.")
 
 
-def _threads_from(animals) -> None:
-    """Apply ``--threads-from`` (None: leave the default)."""
-    if animals is None:
-        return
-    from ..parallel import set_threads_from
+def _apply_threads_from(animals) -> None:
+    """Apply ``--threads-from`` (None: leave the default; typer has checked it is a count)."""
+    if animals is not None:
+        from ..parallel import set_threads_from
 
-    set_threads_from(int(animals))
+        set_threads_from(animals)
 
 
 class _StopRequest:

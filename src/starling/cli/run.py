@@ -23,9 +23,9 @@ from .common import (
     PLUGIN_HELP,
     THREADS_FROM_HELP,
     LoadingDisplay,
+    _apply_threads_from,
     _config_fail,
     _fail,
-    _threads_from,
     _load_plugins,
     _stop_between_steps,
     app,
@@ -117,7 +117,7 @@ def run(
     from ..simulation import load_scenario
 
     _load_plugins(plugin)
-    _threads_from(threads_from)
+    _apply_threads_from(threads_from)
     if backend is not None:
         if backend not in ("cpu", "cuda"):
             _fail(f"--backend: expected cpu or cuda, got {backend!r}")

@@ -11,7 +11,7 @@ import pytest
 from starling.config import load_scenario_config
 from starling.simulation import Simulation
 from starling.steering import registry
-from starling.steering.queries.grid import SERIAL_QUERY_MAX
+from starling.parallel import PARALLEL_MIN_ANIMALS  # threads from this many animals, by default
 from starling.steering.queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors
 from starling.steering.queries.small import SMALL_MAX_PAIRS
 
@@ -43,7 +43,7 @@ def sort_rows(index, distance, count):
 
 
 # (n, side, dims): a small query (all pairs) and grid queries, serial and threaded
-SIZES = [(120, 8.0, 3), (300, 10.0, 2), (SERIAL_QUERY_MAX + 500, 30.0, 3)]
+SIZES = [(120, 8.0, 3), (300, 10.0, 2), (PARALLEL_MIN_ANIMALS + 500, 30.0, 3)]
 
 
 @pytest.mark.parametrize("n, side, dims", SIZES)
@@ -109,7 +109,7 @@ def test_another_target_population_and_a_row_that_overflows():
 
 def test_unsorted_rows_do_not_depend_on_the_thread_count():
     rng = np.random.default_rng(8)
-    n = SERIAL_QUERY_MAX + 2_000  # the threaded grid query
+    n = PARALLEL_MIN_ANIMALS + 2_000  # the threaded grid query
     position, forward = cloud(rng, n, 40.0, 3)
     spec = NeighborQuerySpec(max_distance=2.0, k=32, any_order=True)
     threads = numba.get_num_threads()

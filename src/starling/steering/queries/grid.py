@@ -69,7 +69,7 @@ import numba
 import numpy as np
 
 from starling.kernel_calls import CallSite
-from starling.parallel import PARALLEL_MIN_ANIMALS, threads_from
+from starling.parallel import threads_from
 
 from .candidates import minimum_image, query_thresholds, wrap_offset
 from .grid_plan import (
@@ -93,7 +93,6 @@ from .grid_query import (
 
 __all__ = [
     "CELL_SCALE",
-    "SERIAL_QUERY_MAX",
     "GridIndex",
     "minimum_image",
     "query_thresholds",
@@ -107,11 +106,6 @@ CELL_SCALE = 1.0
 # DENSE_OCCUPANCY and DENSE_CELL_SCALE (imported above), the crowd's cell width,
 # live in ``grid_plan``, whose compiled ``_plan`` reads them.
 
-# Queries of up to this many animals run in a serial kernel by default. On an idle
-# machine the parallel region pays from 32-64 animals (it starts in about 3 us), but
-# when the cores are shared each region can stall for a time slice; the
-# project-wide policy, and the setting a run may change, is starling.parallel's.
-SERIAL_QUERY_MAX = PARALLEL_MIN_ANIMALS - 1
 # Counting sorts of at least this many points spread their passes over threads.
 PARALLEL_BUILD_MIN = 100_000
 # Up to this many animals, query rows are written straight to their animals'
