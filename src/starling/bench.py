@@ -21,6 +21,7 @@ from .steering.mergers import merge
 from .parallel import threads_from
 from .steering.pipeline import pair_box
 from .steering.queries.neighbors import find_neighbors, normalize_box
+from .steering.queries.verlet import FIRST_GRID_CALLS
 
 
 def bench_scenario(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5, fov_deg: float = 270.0,
@@ -139,7 +140,7 @@ def _repeats_for(n: int, budget_s: float) -> int:
 
 
 def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5, fov_deg: float = 270.0,
-               method: str = "grid", warmup: int = 8, repeats: Optional[int] = None, budget_s: float = 3.0) -> dict:
+               method: str = "grid", warmup: int = FIRST_GRID_CALLS + 5, repeats: Optional[int] = None, budget_s: float = 3.0) -> dict:
     """Time the full pipeline and each stage for ``n`` animals (the warm-up covers the first
     answer of the neighbour lists, which comes after the grid's first few calls)."""
     sim = Simulation(validate_scenario(bench_scenario(n, density=density, radius=radius, k=k, fov_deg=fov_deg,

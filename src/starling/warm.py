@@ -28,11 +28,12 @@ from .config import read_scenario_data, scenario_names
 from .frames import FrameEncoder
 from .server.live_view import entity_blocks, frame_states, read_readouts
 from .simulation import Simulation, load_scenario
+from .steering.queries.verlet import FIRST_GRID_CALLS
 
 #: steps each scenario takes, before and after the player's actions: enough for a population that
-#: queries itself to answer from its neighbour lists once (they start after the grid's first calls,
-#: ``steering/queries/verlet.py``), so their kernels are compiled too
-STEPS = 5
+#: queries itself to answer from its neighbour lists twice (they start after the grid's first calls),
+#: so their kernels are compiled too
+STEPS = FIRST_GRID_CALLS + 2
 
 
 @dataclass(frozen=True)

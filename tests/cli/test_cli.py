@@ -284,7 +284,7 @@ def test_bench_times_a_query_answered_from_neighbour_lists_in_the_steps_themselv
     from starling import bench
     from starling.steering.queries import verlet
 
-    monkeypatch.setattr(verlet, "_FIRST_GRID_CALLS", 0)
+    monkeypatch.setattr(verlet, "FIRST_GRID_CALLS", 0)
     r = bench.bench_size(1000, repeats=40)
     lists = r["neighbor_lists"]
     assert lists["answered_by_lists"] == 1.0

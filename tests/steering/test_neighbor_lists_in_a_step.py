@@ -25,7 +25,7 @@ def _run(cfg, steps, lists: bool, monkeypatch):
 
 @pytest.mark.parametrize("scene, steps", [("bench", 2 * REORDER_EVERY + 3), ("fish_tank", 60)])
 def test_lists_change_no_trajectory(scene, steps, monkeypatch):
-    monkeypatch.setattr(verlet, "_FIRST_GRID_CALLS", 0)  # lists from the first call, whatever they cost
+    monkeypatch.setattr(verlet, "FIRST_GRID_CALLS", 0)  # lists from the first call, whatever they cost
     if scene == "bench":
         cfg = validate_scenario(bench_scenario(REORDER_MIN_ANIMALS + 1000))
     else:
@@ -44,7 +44,7 @@ def test_lists_change_no_trajectory(scene, steps, monkeypatch):
 
 
 def test_the_reordering_is_followed_not_rebuilt(monkeypatch):
-    monkeypatch.setattr(verlet, "_FIRST_GRID_CALLS", 0)
+    monkeypatch.setattr(verlet, "FIRST_GRID_CALLS", 0)
     monkeypatch.setattr(neighbors, "NEIGHBOR_LISTS", True)
     sim = Simulation(validate_scenario(bench_scenario(REORDER_MIN_ANIMALS + 1000)), record_debug=False)
     sim.step(REORDER_EVERY)  # the next reordering ends step REORDER_EVERY + 1

@@ -23,7 +23,7 @@ from test_neighbors import cloud  # (pytest puts this folder on the path)
 def lists_always(monkeypatch):
     """The lists answer from the first call and never lose on time (the choice between the two
     answers is made on measured cost; these tests check the lists' answers, not the choice)."""
-    monkeypatch.setattr(verlet, "_FIRST_GRID_CALLS", 0)
+    monkeypatch.setattr(verlet, "FIRST_GRID_CALLS", 0)
     monkeypatch.setattr(neighbors, "NEIGHBOR_LISTS", True)
 
 

@@ -53,7 +53,7 @@ from .candidates import (
 )
 from .grid_query import _RANK_KEPT_MAX, _RANK_MAX  # rows ranked as the grid ranks them
 
-__all__ = ["RETRY_AFTER", "SKIN", "VerletLists", "dense_limit"]
+__all__ = ["FIRST_GRID_CALLS", "RETRY_AFTER", "SKIN", "VerletLists", "dense_limit"]
 
 #: the skin as a share of the query radius: the list holds the rows within 1.2 r, about
 #: 1.7 times the sphere, and lasts until some animal has moved 0.1 r (five steps of a
@@ -62,8 +62,8 @@ SKIN = 0.2
 #: calls the grid answers alone after a list lost to it (see VerletLists), doubled after each loss up to RETRY_MAX
 RETRY_AFTER = 64
 RETRY_MAX = 1024
-# calls the grid answers first, to know its cost (the first may compile or load its kernel)
-_FIRST_GRID_CALLS = 3
+#: calls the grid answers first, to know its cost (the first may compile or load its kernel)
+FIRST_GRID_CALLS = 3
 #: the build's padded table (rows × its width, index and distance, and its grid's buffers) is kept
 #: between builds up to this many entries (rows × width: about 1 GB with the grid's copy); past it
 #: only the lists are kept, and the table is made again at each build, which costs its first touch
@@ -220,7 +220,7 @@ class VerletLists:
         self.n = -1  # rows at the build; -1: no valid lists
         self.lists, self.lengths = _NO_LISTS  # each row's candidate rows (n, the longest list), padded; how many
         self.table = None  # the build's own Neighbors table, kept between builds for small populations
-        self.wait = _FIRST_GRID_CALLS  # calls left to the grid alone
+        self.wait = FIRST_GRID_CALLS  # calls left to the grid alone
         self.backoff = RETRY_AFTER
         self.rebuilds = 0
         self.calls = 0  # calls answered, either way
