@@ -72,6 +72,16 @@ def _lists_report(lists, before: tuple, times: list) -> dict:
             "query_mean_ms": round(1e3 * float(np.mean(times)), 4)}
 
 
+def lists_summary(r: dict) -> str:
+    """One size's ``neighbor_lists`` report in words (``starling bench`` and ``--profile``)."""
+    lists = r["neighbor_lists"]
+    every = lists["steps_per_rebuild"]
+    rebuilt = f"rebuilt every {every:g} steps" if every else "not rebuilt while timed"
+    return (f"{r['n']:,} animals: neighbour lists kept over steps answered {100 * lists['answered_by_lists']:.0f} % "
+            f"of the queries, {rebuilt}; query median {lists['query_median_ms']:.4f} ms, mean "
+            f"{lists['query_mean_ms']:.4f} ms with the rebuilds; step mean {r['step_ms']['mean']:.4f} ms.")
+
+
 def _timed(fn, repeats: int) -> list[float]:
     out = []
     for _ in range(repeats):
@@ -121,13 +131,8 @@ def profile_report(report: dict) -> str:
             lines.append(f"| {phase} | {ms:.4f} | {100 * ms / step:.0f} % | {ms * 1e6 / r['n']:,.1f} |")
         detail = ", ".join(f"{name} {ms:.4f}" for name, ms in r["profile_ms"].items())
         lines += ["", f"Each kernel (ms): {detail}."]
-        lists = r.get("neighbor_lists")
-        if lists:
-            every = lists["steps_per_rebuild"]
-            lines.append(f"The query answered from neighbour lists kept over steps {100 * lists['answered_by_lists']:.0f} % "
-                         f"of the time, rebuilding them {f'every {every:g} steps' if every else 'never while timed'}: "
-                         f"its median call {lists['query_median_ms']:.4f} ms, its mean {lists['query_mean_ms']:.4f} ms "
-                         f"(the rebuilds shared out); the step's mean {r['step_ms']['mean']:.4f} ms.")
+        if r.get("neighbor_lists"):
+            lines.append(lists_summary(r))
         if "download_ms" in r:
             lines.append(f"Copy back to the host (not in the step): {r['download_ms']['median']:.4f} ms.")
         lines.append("")

@@ -131,7 +131,7 @@ def bench(
     """Measure step and query times of the flocking pipeline, ray casts with --rays, or a whole
     scenario with --scenario (medians after warm-up)."""
     from .. import parallel
-    from ..bench import bench_device_size, bench_rays, bench_size, profile_report
+    from ..bench import bench_device_size, bench_rays, bench_size, lists_summary, profile_report
 
     _load_plugins(plugin)
     _apply_threads_from(threads_from)
@@ -325,17 +325,8 @@ def bench(
     out.print(phases)
     for r in results:
         if r.get("neighbor_lists"):
-            out.print(_lists_line(r), highlight=False)
+            out.print(lists_summary(r), highlight=False)
     if backend == "cuda":
         out.print("copy back to the host (ms): " + ", ".join(f"{r['n']:,}: {r['download_ms']['median']:.3f}"
                                                              for r in results), highlight=False)
 
-
-def _lists_line(r: dict) -> str:
-    """One size's neighbour lists (kept over steps) in words."""
-    lists = r["neighbor_lists"]
-    every = lists["steps_per_rebuild"]
-    rebuilt = f"rebuilt every {every:g} steps" if every else "not rebuilt while timed"
-    return (f"{r['n']:,}: neighbour lists answered {100 * lists['answered_by_lists']:.0f} % of the queries, {rebuilt}; "
-            f"query median {lists['query_median_ms']:.3f} ms, mean {lists['query_mean_ms']:.3f} ms with the rebuilds; "
-            f"step mean {r['step_ms']['mean']:.3f} ms")
