@@ -29,8 +29,8 @@ $(WEB_STAMP): $(shell find web -type f -not -path 'web/node_modules/*' 2>/dev/nu
 	else mkdir -p src/starling/server/static; fi
 	touch $(WEB_STAMP)
 
-# Compile the kernels of every built-in scenario into Numba's on-disk cache (`starling warm`, with a
-# progress bar): a few minutes once on a fresh machine, so that the first `make demo` shows animals
+# Compile the kernels of every built-in scenario into Numba's on-disk cache (`starling warm`, one process per core, with a
+# progress bar): about a minute once on a fresh machine, so that the first `make demo` shows animals
 # within seconds. Runs again only when a source file or a scenario changed (the stamp is older).
 # compileall writes Starling's bytecode too, which Python does not do itself where
 # PYTHONDONTWRITEBYTECODE is set (as on CI machines): every process would compile the sources again.

@@ -60,6 +60,15 @@ def test_the_tutorial_behaviour_runs_from_plugin_by_module_and_by_file(scene):
         assert json.loads(r.stdout)["species"]["bird"]["alive"] == 40
 
 
+
+def test_warm_loads_the_plugin_in_every_worker_process(scene):
+    """Scenarios warmed side by side are built in worker processes: each loads the --plugin modules
+    before it builds one, or the behaviour would be unknown there."""
+    (scene / "zone2.toml").write_text(ZONE.replace('name = "zone"', 'name = "zone2"').replace("count = 40", "count = 12"))
+    r = _starling("warm", "--jobs", "2", "zone.toml", "zone2.toml", "--plugin", "./avoid_center.py", cwd=scene)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr and "unknown kind" not in r.stderr
+
 def test_a_missing_plugin_is_one_clear_error(scene):
     r = _starling("validate", "zone.toml", "--plugin", "no_such_module", cwd=scene)
     assert r.returncode == 2

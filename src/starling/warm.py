@@ -14,17 +14,27 @@ uses at that size (below :data:`starling.parallel.PARALLEL_MIN_ANIMALS` animals 
 serial compilations; a population grown past it compiles the threaded ones when it gets
 there). When the cache is already warm nothing compiles and a scenario takes about a
 second.
+
+Scenarios are warmed side by side, one process per core (:func:`warm`'s ``jobs``): compiling
+is Python and holds the interpreter, so threads would not help, but separate processes
+share the on-disk cache (Numba writes each entry through a temporary file and a rename).
+The largest scenario starts first and the others follow smallest first, so that the
+scenarios with an environment and an ecology mostly come after the largest one has
+compiled what they share and load it instead of compiling it again.
 """
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from multiprocessing import get_context
 from typing import Callable, Iterable, Optional
 
 import numpy as np
 from numba.core import event
 
-from .config import read_scenario_data, scenario_names
+from .config import ConfigError, read_scenario_data, scenario_names
 from .frames import FrameEncoder
 from .server.live_view import entity_blocks, frame_states, read_readouts
 from .simulation import Simulation, load_scenario
@@ -111,16 +121,83 @@ def warm_scenario(name: str, *, steps: int = STEPS, on_kernel: Optional[Callable
     return WarmResult(name, watch.count, time.perf_counter() - t0)
 
 
-def warm(names: Iterable[str] = (), *, steps: int = STEPS, on_start: Optional[Callable[[str], None]] = None,
+def warm(names: Iterable[str] = (), *, steps: int = STEPS, jobs: Optional[int] = None,
+         plugins: Iterable[str] = (), on_start: Optional[Callable[[str], None]] = None,
          on_kernel: Optional[Callable[[str], None]] = None,
          on_done: Optional[Callable[[WarmResult], None]] = None) -> list[WarmResult]:
-    """Warm every built-in scenario, or the named ones (names or TOML paths); returns one result per scenario."""
+    """Warm every built-in scenario, or the named ones (names or TOML paths); returns one result per
+    scenario, in the order they finished.
+
+    ``jobs``: processes warming side by side (default: one per core, at most one per scenario); with
+    one, everything happens in this process and ``on_kernel`` is told each kernel as it compiles
+    (worker processes report whole scenarios only). ``plugins``: the ``--plugin`` modules a worker
+    loads before it builds a scenario (this process has loaded them already).
+    """
+    names = check_names(names)
+    jobs = min(default_jobs() if jobs is None else max(1, int(jobs)), len(names))
+    if jobs <= 1:
+        results = []
+        for name in names:
+            if on_start is not None:
+                on_start(name)
+            result = warm_scenario(name, steps=steps, on_kernel=on_kernel)
+            results.append(result)
+            if on_done is not None:
+                on_done(result)
+        return results
     results = []
-    for name in check_names(names):
-        if on_start is not None:
-            on_start(name)
-        result = warm_scenario(name, steps=steps, on_kernel=on_kernel)
-        results.append(result)
-        if on_done is not None:
-            on_done(result)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_load_plugins,
+                             initargs=(tuple(plugins),)) as pool:
+        futures = {}
+        for name in largest_first_then_smallest(names):
+            futures[pool.submit(_warm_in_worker, name, steps)] = name
+            if on_start is not None:
+                on_start(name)
+        for future in as_completed(futures):
+            outcome = future.result()
+            if isinstance(outcome, ConfigErrorReport):
+                for other in futures:
+                    other.cancel()
+                raise ConfigError(outcome.problems, outcome.source)
+            results.append(outcome)
+            if on_done is not None:
+                on_done(outcome)
     return results
+
+
+def default_jobs() -> int:
+    """One warming process per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def largest_first_then_smallest(names: list[str]) -> list[str]:
+    """The order scenarios are handed to the workers: the largest (its settings written out: more
+    species, behaviours and systems, more kernels) first, then the rest from the smallest up."""
+    size = {name: len(repr(read_scenario_data(name)[0])) for name in names}
+    ordered = sorted(names, key=lambda name: size[name])
+    return ordered[-1:] + ordered[:-1]
+
+
+@dataclass(frozen=True)
+class ConfigErrorReport:
+    """A worker's :class:`~starling.config.ConfigError`, as data (the exception itself does not pickle back)."""
+
+    problems: list
+    source: str
+
+
+def _load_plugins(plugins: tuple) -> None:
+    from .plugins import load_plugin
+
+    for spec in plugins:
+        load_plugin(spec)
+
+
+def _warm_in_worker(name: str, steps: int):
+    try:
+        return warm_scenario(name, steps=steps)
+    except ConfigError as e:
+        return ConfigErrorReport(e.problems, e.source)

@@ -56,3 +56,57 @@ def test_a_warmed_scene_compiles_nothing_once_its_neighbour_lists_answer(tmp_pat
     assert "compiled" not in run.stdout, run.stdout
     answered = int(run.stdout.split("answered by lists")[1])
     assert answered > 0
+
+
+def _scene(path, name, behaviour):
+    path.write_text(f'[[species]]\nname = "{name}"\ncount = 30\n[[species.behaviors]]\nkind = "{behaviour}"\n')
+    return str(path)
+
+
+def test_warm_side_by_side_fills_one_cache_that_a_later_process_finds_warm(tmp_path):
+    """Two worker processes compile two scenarios into one empty cache at once; a new process then
+    compiles nothing for either (every kernel a worker compiled reached the disk, none was lost)."""
+    env = dict(os.environ, STARLING_CACHE_DIR=str(tmp_path / "kernels"), COLUMNS="200")
+    scenes = [_scene(tmp_path / "drifters.toml", "drifter", "wandering"),
+              _scene(tmp_path / "homers.toml", "homer", "align_up")]
+    first = subprocess.run([sys.executable, "-m", "starling", "warm", "--jobs", "2", *scenes], capture_output=True,
+                           text=True, timeout=900, env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "Traceback" not in first.stderr
+    for scene in scenes:
+        assert f"{scene}: compiled" in first.stderr, first.stderr
+    assert "2 processes" in first.stderr, first.stderr
+    second = subprocess.run([sys.executable, "-m", "starling", "warm", "--jobs", "1", *scenes], capture_output=True,
+                            text=True, timeout=600, env=env)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "kernel cache already warm" in second.stderr and "compiled" not in second.stderr, second.stderr
+
+
+def test_a_scenario_that_fails_in_a_worker_is_one_clear_error_and_exit_2(tmp_path):
+    """A file that reads as TOML passes the name check; its settings are only validated when a worker
+    builds it, and that worker's error reaches the command as the usual one report, not a traceback."""
+    good = _scene(tmp_path / "good.toml", "drifter", "wandering")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[species]]\nname = "drifter"\ncount = -1\n')
+    result = runner.invoke(app, ["warm", "--jobs", "2", good, str(bad)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "species.drifter.count" in result.output and "greater than or equal to 0" in result.output, result.output
+
+
+def test_warm_rejects_a_jobs_count_below_one():
+    result = runner.invoke(app, ["warm", "--jobs", "0", "flock"])
+    assert result.exit_code == 2
+    assert "--jobs" in result.output and "Traceback" not in result.output
+
+
+def test_the_largest_scenario_starts_first_and_the_rest_follow_smallest_first():
+    from starling.config import read_scenario_data, scenario_names
+    from starling.warm import largest_first_then_smallest
+
+    names = scenario_names()
+    order = largest_first_then_smallest(names)
+    size = {name: len(repr(read_scenario_data(name)[0])) for name in names}
+    assert sorted(order) == sorted(names)
+    assert size[order[0]] == max(size.values())
+    assert [size[n] for n in order[1:]] == sorted(size[n] for n in order[1:])

@@ -31,6 +31,8 @@ from .common import (
 @app.command()
 def warm(
     scenarios: Optional[List[str]] = typer.Argument(None, help="Scenario names or TOML paths (default: every built-in)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1,
+                                       help="Processes compiling side by side (default: one per core)."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Compile the kernels of every built-in scenario (or the named ones) into the kernel cache, so that
@@ -43,11 +45,13 @@ def warm(
         names = warming.check_names(scenarios or [])
     except ConfigError as e:
         _config_fail(e)
+    workers = min(warming.default_jobs() if jobs is None else jobs, len(names))
     t0 = time.perf_counter()
     done: list = []
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal) as progress:
-        task = progress.add_task("kernel cache", total=len(names))
+        task = progress.add_task("kernel cache" if workers == 1 else f"warming in {workers} processes",
+                                 total=len(names))
         current = [""]
 
         def on_start(name: str) -> None:
@@ -65,16 +69,17 @@ def warm(
                                        f"{result.seconds:.1f} s", highlight=False)
 
         try:
-            warming.warm(names, on_start=on_start, on_kernel=on_kernel if err.is_terminal else None,
-                         on_done=on_done)
+            warming.warm(names, jobs=workers, plugins=plugin, on_start=on_start if workers == 1 else None,
+                         on_kernel=on_kernel if err.is_terminal else None, on_done=on_done)
         except ConfigError as e:
             progress.stop()
             _config_fail(e)
     compiled = sum(r.compiled for r in done)
     where = cache_dir() or "__pycache__ beside the sources"
+    processes = "" if workers == 1 else f", {workers} processes"
     if compiled:
         err.print(f"kernel cache warmed: {compiled} kernels compiled for {len(done)} scenarios in "
-                  f"{time.perf_counter() - t0:.1f} s ({where})", highlight=False)
+                  f"{time.perf_counter() - t0:.1f} s{processes} ({where})", highlight=False)
     else:
         err.print(f"kernel cache already warm: {', '.join(names)} ({time.perf_counter() - t0:.1f} s)",
                   highlight=False)
