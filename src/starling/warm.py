@@ -15,7 +15,7 @@ serial compilations; a population grown past it compiles the threaded ones when 
 there). When the cache is already warm nothing compiles and a scenario takes about a
 second.
 
-Scenarios are warmed side by side, one process per core (:func:`warm`'s ``jobs``): compiling
+Scenarios are warmed side by side, one process per core up to four (:func:`warm`'s ``jobs``): compiling
 is Python and holds the interpreter, so threads would not help, but separate processes
 share the on-disk cache (Numba writes each entry through a temporary file and a rename).
 The largest scenario starts first and the others follow smallest first, so that the
@@ -128,7 +128,8 @@ def warm(names: Iterable[str] = (), *, steps: int = STEPS, jobs: Optional[int] =
     """Warm every built-in scenario, or the named ones (names or TOML paths); returns one result per
     scenario, in the order they finished.
 
-    ``jobs``: processes warming side by side (default: one per core, at most one per scenario); with
+    ``jobs``: processes warming side by side (default: :func:`default_jobs`; never more than the
+    scenarios); with
     one, everything happens in this process and ``on_kernel`` is told each kernel as it compiles
     (worker processes report whole scenarios only). ``plugins``: the ``--plugin`` modules a worker
     loads before it builds a scenario (this process has loaded them already).
@@ -165,12 +166,19 @@ def warm(names: Iterable[str] = (), *, steps: int = STEPS, jobs: Optional[int] =
     return results
 
 
+#: the most processes :func:`warm` starts unless told: the largest scenario alone takes most of the
+#: wall time of two (``meadow``: 74 s on an empty cache, 584 MB), so more processes would mostly
+#: compile the kernels the scenarios share again, each in memory of its own
+MAX_DEFAULT_JOBS = 4
+
+
 def default_jobs() -> int:
-    """One warming process per core this process may run on."""
+    """One warming process per core this process may run on, at most :data:`MAX_DEFAULT_JOBS`."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_DEFAULT_JOBS))
 
 
 def largest_first_then_smallest(names: list[str]) -> list[str]:

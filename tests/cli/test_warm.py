@@ -110,3 +110,11 @@ def test_the_largest_scenario_starts_first_and_the_rest_follow_smallest_first():
     assert sorted(order) == sorted(names)
     assert size[order[0]] == max(size.values())
     assert [size[n] for n in order[1:]] == sorted(size[n] for n in order[1:])
+
+
+def test_the_default_is_a_process_per_core_up_to_four(monkeypatch):
+    from starling import warm
+
+    for cores, expected in ((1, 1), (2, 2), (3, 3), (16, 4)):
+        monkeypatch.setattr(warm.os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
+        assert warm.default_jobs() == expected

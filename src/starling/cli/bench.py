@@ -32,7 +32,7 @@ from .common import (
 def warm(
     scenarios: Optional[List[str]] = typer.Argument(None, help="Scenario names or TOML paths (default: every built-in)."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1,
-                                       help="Processes compiling side by side (default: one per core)."),
+                                       help="Processes compiling side by side (default: one per core, up to 4)."),
     plugin: List[str] = typer.Option([], "--plugin", help=PLUGIN_HELP),
 ) -> None:
     """Compile the kernels of every built-in scenario (or the named ones) into the kernel cache, so that
