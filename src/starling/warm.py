@@ -25,8 +25,8 @@ compiled what they share and load it instead of compiling it again.
 from __future__ import annotations
 
 import os
+import signal
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Callable, Iterable, Optional
@@ -129,10 +129,10 @@ def warm(names: Iterable[str] = (), *, steps: int = STEPS, jobs: Optional[int] =
     scenario, in the order they finished.
 
     ``jobs``: processes warming side by side (default: :func:`default_jobs`; never more than the
-    scenarios); with
-    one, everything happens in this process and ``on_kernel`` is told each kernel as it compiles
-    (worker processes report whole scenarios only). ``plugins``: the ``--plugin`` modules a worker
-    loads before it builds a scenario (this process has loaded them already).
+    scenarios). With one, everything happens in this process: ``on_start`` is told each scenario
+    as it starts and ``on_kernel`` each kernel as it compiles; worker processes report whole
+    scenarios only (``on_done``). ``plugins``: the ``--plugin`` modules a worker loads before it
+    builds a scenario (this process has loaded them already).
     """
     names = check_names(names)
     jobs = min(default_jobs() if jobs is None else max(1, int(jobs)), len(names))
@@ -147,22 +147,23 @@ def warm(names: Iterable[str] = (), *, steps: int = STEPS, jobs: Optional[int] =
                 on_done(result)
         return results
     results = []
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=_load_plugins,
-                             initargs=(tuple(plugins),)) as pool:
-        futures = {}
-        for name in largest_first_then_smallest(names):
-            futures[pool.submit(_warm_in_worker, name, steps)] = name
-            if on_start is not None:
-                on_start(name)
-        for future in as_completed(futures):
-            outcome = future.result()
+    # a Pool rather than concurrent.futures: its terminate() stops workers mid-compile when this
+    # process is interrupted, where an executor's shutdown would wait for them
+    pool = get_context("spawn").Pool(jobs, initializer=_start_worker, initargs=(tuple(plugins),))
+    try:
+        for outcome in pool.imap_unordered(_warm_in_worker, [(name, steps) for name in
+                                                             largest_first_then_smallest(names)]):
             if isinstance(outcome, ConfigErrorReport):
-                for other in futures:
-                    other.cancel()
                 raise ConfigError(outcome.problems, outcome.source)
             results.append(outcome)
             if on_done is not None:
                 on_done(outcome)
+    except BaseException:  # a scenario that failed, Ctrl-C: no worker goes on compiling for nobody
+        pool.terminate()
+        raise
+    finally:
+        pool.close()
+        pool.join()
     return results
 
 
@@ -197,14 +198,17 @@ class ConfigErrorReport:
     source: str
 
 
-def _load_plugins(plugins: tuple) -> None:
+def _start_worker(plugins: tuple) -> None:
+    """A worker leaves Ctrl-C to the command (which stops every worker) and loads the ``--plugin`` modules."""
     from .plugins import load_plugin
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for spec in plugins:
         load_plugin(spec)
 
 
-def _warm_in_worker(name: str, steps: int):
+def _warm_in_worker(job: tuple):
+    name, steps = job
     try:
         return warm_scenario(name, steps=steps)
     except ConfigError as e:

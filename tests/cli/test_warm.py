@@ -1,7 +1,9 @@
 """`starling warm`: compiles a scenario's kernels into the on-disk cache; a later process finds them there."""
 import os
+import signal
 import subprocess
 import sys
+import time
 
 from typer.testing import CliRunner
 
@@ -118,3 +120,33 @@ def test_the_default_is_a_process_per_core_up_to_four(monkeypatch):
     for cores, expected in ((1, 1), (2, 2), (3, 3), (16, 4)):
         monkeypatch.setattr(warm.os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
         assert warm.default_jobs() == expected
+
+
+def test_ctrl_c_stops_the_workers_too_and_says_what_was_kept(tmp_path):
+    """Ctrl-C reaches the whole process group. The workers leave it to the command, which stops
+    them mid-compile (an executor would have waited for them, forever once they were interrupted
+    too) and ends with one line and exit 130. The signal goes once the first kernel reached the
+    cache, so the workers are compiling then."""
+    cache = tmp_path / "kernels"
+    env = dict(os.environ, STARLING_CACHE_DIR=str(cache), COLUMNS="200")
+    scenes = [_scene(tmp_path / "drifters.toml", "drifter", "wandering"),
+              _scene(tmp_path / "homers.toml", "homer", "align_up")]
+    proc = subprocess.Popen([sys.executable, "-m", "starling", "warm", "--jobs", "2", *scenes], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not any(cache.rglob("*.nbi")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "warmed before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted:" in err and "Traceback" not in err, err
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # every process of the group is gone (the workers included)
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("a worker outlived the command")

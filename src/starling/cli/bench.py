@@ -74,6 +74,11 @@ def warm(
         except ConfigError as e:
             progress.stop()
             _config_fail(e)
+        except KeyboardInterrupt:
+            progress.stop()
+            err.print(f"interrupted: {len(done)} of {len(names)} scenarios warmed; the kernels compiled so far "
+                      "stay in the cache", highlight=False)
+            raise typer.Exit(130)
     compiled = sum(r.compiled for r in done)
     where = cache_dir() or "__pycache__ beside the sources"
     processes = "" if workers == 1 else f", {workers} processes"
