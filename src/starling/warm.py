@@ -15,9 +15,10 @@ serial compilations; a population grown past it compiles the threaded ones when 
 there). When the cache is already warm nothing compiles and a scenario takes about a
 second.
 
-Scenarios are warmed side by side, one process per core up to four (:func:`warm`'s ``jobs``): compiling
-is Python and holds the interpreter, so threads would not help, but separate processes
-share the on-disk cache (Numba writes each entry through a temporary file and a rename).
+Scenarios are warmed side by side, one process per core up to four (:func:`warm`'s
+``jobs``): compiling is Python and holds the interpreter, so threads would not help, but
+separate processes share the on-disk cache (Numba writes each entry through a temporary
+file and a rename).
 The largest scenario starts first and the others follow smallest first, so that the
 scenarios with an environment and an ecology mostly come after the largest one has
 compiled what they share and load it instead of compiling it again.

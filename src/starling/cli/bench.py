@@ -69,7 +69,7 @@ def warm(
                                        f"{result.seconds:.1f} s", highlight=False)
 
         try:
-            warming.warm(names, jobs=workers, plugins=plugin, on_start=on_start if workers == 1 else None,
+            warming.warm(names, jobs=workers, plugins=plugin, on_start=on_start,
                          on_kernel=on_kernel if err.is_terminal else None, on_done=on_done)
         except ConfigError as e:
             progress.stop()
