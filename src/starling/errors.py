@@ -25,6 +25,12 @@ class ConfigError(ValueError):
         self.source = source
         super().__init__(self.format())
 
+    def __reduce__(self):
+        # an exception pickles as its class called with its ``args`` (here the formatted message, which
+        # would be read back as problems, one character each): a worker process's error must reach the
+        # command that started it whole (``starling warm``'s workers, a sweep's)
+        return type(self), (self.problems, self.source)
+
     def format(self) -> str:
         head = f"{self.source}: " if self.source else ""
         if len(self.problems) == 1:

@@ -29,13 +29,14 @@ import os
 import signal
 import time
 from dataclasses import dataclass
+from functools import partial
 from multiprocessing import get_context
 from typing import Callable, Iterable, Optional
 
 import numpy as np
 from numba.core import event
 
-from .config import ConfigError, read_scenario_data, scenario_names
+from .config import read_scenario_data, scenario_names
 from .frames import FrameEncoder
 from .server.live_view import entity_blocks, frame_states, read_readouts
 from .simulation import Simulation, load_scenario
@@ -152,10 +153,8 @@ def warm(names: Iterable[str] = (), *, steps: int = STEPS, jobs: Optional[int] =
     # process is interrupted, where an executor's shutdown would wait for them
     pool = get_context("spawn").Pool(jobs, initializer=_start_worker, initargs=(tuple(plugins),))
     try:
-        for outcome in pool.imap_unordered(_warm_in_worker, [(name, steps) for name in
-                                                             largest_first_then_smallest(names)]):
-            if isinstance(outcome, ConfigErrorReport):
-                raise ConfigError(outcome.problems, outcome.source)
+        # a scenario that fails to build raises its ConfigError here, as it would in this process
+        for outcome in pool.imap_unordered(partial(warm_scenario, steps=steps), largest_first_then_smallest(names)):
             results.append(outcome)
             if on_done is not None:
                 on_done(outcome)
@@ -191,14 +190,6 @@ def largest_first_then_smallest(names: list[str]) -> list[str]:
     return ordered[-1:] + ordered[:-1]
 
 
-@dataclass(frozen=True)
-class ConfigErrorReport:
-    """A worker's :class:`~starling.config.ConfigError`, as data (the exception itself does not pickle back)."""
-
-    problems: list
-    source: str
-
-
 def _start_worker(plugins: tuple) -> None:
     """A worker leaves Ctrl-C to the command (which stops every worker) and loads the ``--plugin`` modules."""
     from .plugins import load_plugin
@@ -206,11 +197,3 @@ def _start_worker(plugins: tuple) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for spec in plugins:
         load_plugin(spec)
-
-
-def _warm_in_worker(job: tuple):
-    name, steps = job
-    try:
-        return warm_scenario(name, steps=steps)
-    except ConfigError as e:
-        return ConfigErrorReport(e.problems, e.source)

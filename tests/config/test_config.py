@@ -138,3 +138,16 @@ def test_a_missing_file_and_broken_toml_are_clear_errors(tmp_path):
     bad.write_text("name = [unclosed")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_scenario_config(bad)
+
+
+def test_a_config_error_pickles_whole():
+    """It crosses processes (a warming worker, a sweep's) with its problems and its message intact."""
+    import pickle
+
+    from starling.errors import ConfigError, Problem
+
+    error = ConfigError([Problem("species.x.count", "must be >= 0"), Problem("dt", "must be > 0")], "f.toml")
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is ConfigError
+    assert copy.problems == error.problems and copy.source == "f.toml"
+    assert str(copy) == str(error) == error.format()
