@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from functools import partial
 from multiprocessing import get_context
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 import numpy as np
 from numba.core import event
@@ -130,41 +130,51 @@ def warm(names: Iterable[str] = (), *, steps: int = STEPS, jobs: Optional[int] =
     """Warm every built-in scenario, or the named ones (names or TOML paths); returns one result per
     scenario, in the order they finished.
 
-    ``jobs``: processes warming side by side (default: :func:`default_jobs`; never more than the
-    scenarios). With one, everything happens in this process: ``on_start`` is told each scenario
-    as it starts and ``on_kernel`` each kernel as it compiles; worker processes report whole
-    scenarios only (``on_done``). ``plugins``: the ``--plugin`` modules a worker loads before it
-    builds a scenario (this process has loaded them already).
+    ``jobs``: the processes asked for (:func:`processes` says how many run). With one, everything
+    happens in this process: ``on_start`` is told each scenario as it starts and ``on_kernel``
+    each kernel as it compiles; worker processes report whole scenarios only (``on_done``).
+    ``plugins``: the ``--plugin`` modules a worker loads before it builds a scenario (this process
+    has loaded them already).
     """
     names = check_names(names)
-    jobs = min(default_jobs() if jobs is None else max(1, int(jobs)), len(names))
-    if jobs <= 1:
-        results = []
-        for name in names:
-            if on_start is not None:
-                on_start(name)
-            result = warm_scenario(name, steps=steps, on_kernel=on_kernel)
-            results.append(result)
-            if on_done is not None:
-                on_done(result)
-        return results
-    results = []
+    workers = processes(jobs, len(names))
+    if workers == 1:
+        return _collect(_one_by_one(names, steps, on_start, on_kernel), on_done)
     # a Pool rather than concurrent.futures: its terminate() stops workers mid-compile when this
     # process is interrupted, where an executor's shutdown would wait for them
-    pool = get_context("spawn").Pool(jobs, initializer=_start_worker, initargs=(tuple(plugins),))
+    pool = get_context("spawn").Pool(workers, initializer=_start_worker, initargs=(tuple(plugins),))
     try:
         # a scenario that fails to build raises its ConfigError here, as it would in this process
-        for outcome in pool.imap_unordered(partial(warm_scenario, steps=steps), largest_first_then_smallest(names)):
-            results.append(outcome)
-            if on_done is not None:
-                on_done(outcome)
+        return _collect(pool.imap_unordered(partial(warm_scenario, steps=steps), largest_first_then_smallest(names)),
+                        on_done)
     except BaseException:  # a scenario that failed, Ctrl-C: no worker goes on compiling for nobody
         pool.terminate()
         raise
     finally:
         pool.close()
         pool.join()
+
+
+def _one_by_one(names: list[str], steps: int, on_start, on_kernel) -> Iterator[WarmResult]:
+    for name in names:
+        if on_start is not None:
+            on_start(name)
+        yield warm_scenario(name, steps=steps, on_kernel=on_kernel)
+
+
+def _collect(outcomes: Iterable[WarmResult], on_done) -> list[WarmResult]:
+    results = []
+    for outcome in outcomes:
+        results.append(outcome)
+        if on_done is not None:
+            on_done(outcome)
     return results
+
+
+def processes(jobs: Optional[int], scenarios: int) -> int:
+    """How many processes :func:`warm` runs for ``scenarios`` when asked for ``jobs`` (None:
+    :func:`default_jobs`): never more than the scenarios, at least one."""
+    return max(1, min(default_jobs() if jobs is None else int(jobs), scenarios))
 
 
 #: the most processes :func:`warm` starts unless told: the largest scenario alone takes most of the

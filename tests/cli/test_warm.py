@@ -120,6 +120,8 @@ def test_the_default_is_a_process_per_core_up_to_four(monkeypatch):
     for cores, expected in ((1, 1), (2, 2), (3, 3), (16, 4)):
         monkeypatch.setattr(warm.os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
         assert warm.default_jobs() == expected
+        assert warm.processes(None, 11) == expected  # asked for nothing: the default
+    assert warm.processes(8, 3) == 3 and warm.processes(1, 11) == 1  # never more than the scenarios
 
 
 def test_ctrl_c_stops_the_workers_too_and_says_what_was_kept(tmp_path):

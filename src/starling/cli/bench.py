@@ -45,7 +45,7 @@ def warm(
         names = warming.check_names(scenarios or [])
     except ConfigError as e:
         _config_fail(e)
-    workers = min(warming.default_jobs() if jobs is None else jobs, len(names))
+    workers = warming.processes(jobs, len(names))
     t0 = time.perf_counter()
     done: list = []
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -339,4 +339,3 @@ def bench(
     if backend == "cuda":
         out.print("copy back to the host (ms): " + ", ".join(f"{r['n']:,}: {r['download_ms']['median']:.3f}"
                                                              for r in results), highlight=False)
-
