@@ -159,10 +159,10 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
         before = _lists_counters(kept)
         kept.call_times = query_times = []  # each call of the query, timed where it runs
     steps = _timed(lambda: sim.step(1), repeats)
-    lists = None
+    lists_report = None
     if kept is not None:
         kept.call_times = None
-        lists = _lists_report(kept, before, query_times)
+        lists_report = _lists_report(kept, before, query_times)
 
     # the stages, on the state the run left
     world = sim.world
@@ -171,7 +171,7 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
     parallel = n >= threads_from()
     stage_repeats = max(3, repeats // 2)
     profile = {}
-    if lists is not None:
+    if kept is not None:
         # answered from neighbour lists kept over steps: a call on a state the lists were just
         # checked against would never rebuild, so the query is timed in the timed steps themselves
         profile["query"] = _stats(query_times)
@@ -213,7 +213,7 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
         "query_ms": profile["query"],
         "profile_ms": profile_ms,
         **breakdown(n, step["median"], profile_ms, [slot.name for slot in group.behaviors], threads),
-        "neighbor_lists": lists,
+        "neighbor_lists": lists_report,
         "steps_timed": repeats,
         "health": sim.health(),
     }
