@@ -160,72 +160,145 @@ def _orthonormal_up(ux, uy, uz, fx, fy, fz):
     return 0.0, 1.0, 0.0
 
 
+#: animals moved together, stage by stage (see :func:`_move_range`)
+BLOCK = 16
+
+
 @njit(cache=True, no_cfunc_wrapper=True)
 def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size, sscale, ascale):
     """Move animals ``lo``..``hi`` (one call per range: array-passing calls are not free).
 
     ``p`` is the parameter table: one shared row, or one row per animal.
+
+    An animal's update is one long chain of square roots and divisions that each wait for the
+    one before (the new velocity, its direction, forward, the bank's target, the current up,
+    the slerp between them). Run whole, animal after animal, the core mostly waits. So a block
+    of :data:`BLOCK` animals goes through the chain stage by stage, each stage a loop whose
+    iterations are independent, which the core overlaps; the stages hand on their float64
+    values in small scratch arrays. The arithmetic is the one of an animal-at-a-time update, so
+    the result is the same bit for bit (30 % faster, see docs/performance.md).
     """
     shared_turn = 1.0 - math.exp(-p[0, 5] * dt)
     shared_bank = 1.0 - math.exp(-p[0, 7] * dt)
-    for i in range(lo, hi):
-        r = i if p.shape[0] > 1 else 0
-        t_turn = shared_turn if r == 0 else 1.0 - math.exp(-p[r, 5] * dt)
-        t_bank = shared_bank if r == 0 else 1.0 - math.exp(-p[r, 7] * dt)
-        vx = velocity[i, 0]
-        vy = velocity[i, 1]
-        vz = velocity[i, 2]
-        dx = desired[i, 0]
-        dy = desired[i, 1]
-        dz = desired[i, 2]
-        if planar:
-            vy = 0.0
-            dy = 0.0
-        ss = sscale[i] if sscale.shape[0] > 0 else 1.0
-        sa = ascale[i] if ascale.shape[0] > 0 else 1.0
-        nvx, nvy, nvz, lx, ly, lz = accelerate(
-            vx, vy, vz, dx, dy, dz, p[r, 0] * ss, p[r, 1] * sa, p[r, 2] * sa, p[r, 3] * sa, p[r, 4], dt
-        )
-        if planar:
-            nvy = 0.0
-        velocity[i, 0] = nvx
-        velocity[i, 1] = nvy
-        velocity[i, 2] = nvz
+    heading = np.empty((BLOCK, 3))  # the new velocity, then its direction
+    speed = np.empty(BLOCK)  # the new speed
+    lateral = np.empty((BLOCK, 3))  # the velocity's lateral change (the turn banking leans into)
+    fwd = np.empty((BLOCK, 3))  # the new forward vector
+    target = np.empty((BLOCK, 3))  # the bank's target up, perpendicular to forward
+    current = np.empty((BLOCK, 3))  # the current up, perpendicular to forward; then the new up
+    banked = np.empty(BLOCK, np.bool_)
+    for b0 in range(lo, hi, BLOCK):
+        b1 = min(hi, b0 + BLOCK)
+        # the new velocity (the improved constant-acceleration step)
+        for i in range(b0, b1):
+            k = i - b0
+            r = i if p.shape[0] > 1 else 0
+            vx = velocity[i, 0]
+            vy = velocity[i, 1]
+            vz = velocity[i, 2]
+            dx = desired[i, 0]
+            dy = desired[i, 1]
+            dz = desired[i, 2]
+            if planar:
+                vy = 0.0
+                dy = 0.0
+            ss = sscale[i] if sscale.shape[0] > 0 else 1.0
+            sa = ascale[i] if ascale.shape[0] > 0 else 1.0
+            nvx, nvy, nvz, lx, ly, lz = accelerate(
+                vx, vy, vz, dx, dy, dz, p[r, 0] * ss, p[r, 1] * sa, p[r, 2] * sa, p[r, 3] * sa, p[r, 4], dt
+            )
+            if planar:
+                nvy = 0.0
+            velocity[i, 0] = nvx
+            velocity[i, 1] = nvy
+            velocity[i, 2] = nvz
+            heading[k, 0] = nvx
+            heading[k, 1] = nvy
+            heading[k, 2] = nvz
+            lateral[k, 0] = lx
+            lateral[k, 1] = ly
+            lateral[k, 2] = lz
+        # its direction
+        for k in range(b1 - b0):
+            tx, ty, tz, s = normalize3(heading[k, 0], heading[k, 1], heading[k, 2])
+            heading[k, 0] = tx
+            heading[k, 1] = ty
+            heading[k, 2] = tz
+            speed[k] = s
         # forward follows the velocity's direction
-        fx = forward[i, 0]
-        fy = forward[i, 1]
-        fz = forward[i, 2]
-        tx, ty, tz, speed = normalize3(nvx, nvy, nvz)
-        if speed > 1e-4:
-            fx, fy, fz = slerp_unit(fx, fy, fz, tx, ty, tz, t_turn)
-        if planar:
-            fx, fy, fz, fl = normalize3(fx, 0.0, fz)
-            if fl == 0.0:
-                fx, fy, fz = 0.0, 0.0, 1.0
-        forward[i, 0] = fx
-        forward[i, 1] = fy
-        forward[i, 2] = fz
-        # up: banking into the turn for free movers, world up for planar ones
-        if planar or p[r, 6] == 0.0:
-            ux, uy, uz = _orthonormal_up(0.0, 1.0, 0.0, fx, fy, fz)
-        else:
-            bank = p[r, 6] / dt
-            gx = lx * bank
-            gy = p[r, 8] + ly * bank
-            gz = lz * bank
-            gx, gy, gz = _orthonormal_up(gx, gy, gz, fx, fy, fz)
-            # (float64 here as everywhere: one compilation; the float32 components only ever meet float64 ones)
-            cx, cy, cz = _orthonormal_up(np.float64(up[i, 0]), np.float64(up[i, 1]), np.float64(up[i, 2]), fx, fy, fz)
-            ux, uy, uz = slerp_unit(cx, cy, cz, gx, gy, gz, t_bank)
-            ux, uy, uz = _orthonormal_up(ux, uy, uz, fx, fy, fz)
-        up[i, 0] = ux
-        up[i, 1] = uy
-        up[i, 2] = uz
-        for a in range(3):
-            x = position[i, a] + velocity[i, a] * dt
-            if wrap:
-                x = wrap_coordinate(x, bmin[a], size[a])
-            position[i, a] = x
+        for i in range(b0, b1):
+            k = i - b0
+            r = i if p.shape[0] > 1 else 0
+            t_turn = shared_turn if r == 0 else 1.0 - math.exp(-p[r, 5] * dt)
+            fx = forward[i, 0]
+            fy = forward[i, 1]
+            fz = forward[i, 2]
+            if speed[k] > 1e-4:
+                fx, fy, fz = slerp_unit(fx, fy, fz, heading[k, 0], heading[k, 1], heading[k, 2], t_turn)
+            if planar:
+                fx, fy, fz, fl = normalize3(fx, 0.0, fz)
+                if fl == 0.0:
+                    fx, fy, fz = 0.0, 0.0, 1.0
+            forward[i, 0] = fx
+            forward[i, 1] = fy
+            forward[i, 2] = fz
+            fwd[k, 0] = fx
+            fwd[k, 1] = fy
+            fwd[k, 2] = fz
+        # up: world up for planar movers and those that do not bank; else the bank's target
+        # (the lift that cancels gravity plus the turn's centripetal acceleration) and the
+        # current up, each made perpendicular to forward
+        for i in range(b0, b1):
+            k = i - b0
+            r = i if p.shape[0] > 1 else 0
+            fx = fwd[k, 0]
+            fy = fwd[k, 1]
+            fz = fwd[k, 2]
+            banked[k] = not (planar or p[r, 6] == 0.0)
+            if not banked[k]:
+                cx, cy, cz = _orthonormal_up(0.0, 1.0, 0.0, fx, fy, fz)
+            else:
+                bank = p[r, 6] / dt
+                gx = lateral[k, 0] * bank
+                gy = p[r, 8] + lateral[k, 1] * bank
+                gz = lateral[k, 2] * bank
+                gx, gy, gz = _orthonormal_up(gx, gy, gz, fx, fy, fz)
+                target[k, 0] = gx
+                target[k, 1] = gy
+                target[k, 2] = gz
+                # (float64 here as everywhere: one compilation; the float32 components only ever meet float64 ones)
+                cx, cy, cz = _orthonormal_up(np.float64(up[i, 0]), np.float64(up[i, 1]), np.float64(up[i, 2]), fx, fy, fz)
+            current[k, 0] = cx
+            current[k, 1] = cy
+            current[k, 2] = cz
+        # a banking up leans from the current toward the target
+        for i in range(b0, b1):
+            k = i - b0
+            if banked[k]:
+                r = i if p.shape[0] > 1 else 0
+                t_bank = shared_bank if r == 0 else 1.0 - math.exp(-p[r, 7] * dt)
+                ux, uy, uz = slerp_unit(current[k, 0], current[k, 1], current[k, 2],
+                                        target[k, 0], target[k, 1], target[k, 2], t_bank)
+                current[k, 0] = ux
+                current[k, 1] = uy
+                current[k, 2] = uz
+        # the new up, and the move
+        for i in range(b0, b1):
+            k = i - b0
+            ux = current[k, 0]
+            uy = current[k, 1]
+            uz = current[k, 2]
+            if banked[k]:
+                ux, uy, uz = _orthonormal_up(ux, uy, uz, fwd[k, 0], fwd[k, 1], fwd[k, 2])
+            up[i, 0] = ux
+            up[i, 1] = uy
+            up[i, 2] = uz
+            for a in range(3):
+                x = position[i, a] + velocity[i, a] * dt
+                if wrap:
+                    x = wrap_coordinate(x, bmin[a], size[a])
+                position[i, a] = x
+
 
 @njit(cache=True, no_cfunc_wrapper=True, parallel=True)
 def _move_parallel(planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size, sscale, ascale):
