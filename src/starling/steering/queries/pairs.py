@@ -88,53 +88,79 @@ def _pair(dx, dy, dz, fx, fy, fz, facing):
     return d, ux, uy, uz, (a if (apart and facing) else _F(0.0))
 
 
+#: animals whose pairs are laid end to end and computed in one pass (see :func:`_geometry_range`)
+BLOCK = 32
+
+
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _geometry_range(lo, hi, position, forward, target, index, count, box, direction, distance, angle):
+    """The pairs of animals ``lo``..``hi``, :data:`BLOCK` animals at a time.
+
+    A block's pairs are gathered end to end into scratch rows (the offset and the animal's
+    forward vector per pair), then the fold test, the fold and the arithmetic run as loops
+    over all of them, which vectorise: a row of its own is only the four or five pairs a
+    flocking query keeps, where a vector loop is mostly its set-up and its tail (per animal,
+    77 → 44 ns at 1,000 boids). The values are :func:`geometry_one_pass_range`'s bit for bit.
+    """
     k = index.shape[1]
-    sx = np.empty(k, np.float32)
-    sy = np.empty(k, np.float32)
-    sz = np.empty(k, np.float32)
-    sd = np.empty(k, np.float32)
-    sa = np.empty(k, np.float32)
+    room = BLOCK * k
+    sx = np.empty(room, np.float32)
+    sy = np.empty(room, np.float32)
+    sz = np.empty(room, np.float32)
+    gx = np.empty(room, np.float32)
+    gy = np.empty(room, np.float32)
+    gz = np.empty(room, np.float32)
+    gf = np.empty(room, np.bool_)
+    sd = np.empty(room, np.float32)
+    sa = np.empty(room, np.float32)
     b0, b1, b2, i0, i1, i2 = _sides_and_inverses(box)
     half = _F(0.5)
-    for i in range(lo, hi):
-        px, py, pz, fx, fy, fz, facing = _animal(position, forward, i)
-        c = count[i]
-        for q in range(c):  # gather: plain offsets into contiguous rows
-            j = index[i, q]
-            sx[q] = target[j, 0] - px
-            sy[q] = target[j, 1] - py
-            sz[q] = target[j, 2] - pz
-        # An offset is its own minimum image when the fold's floor(d / side + 1/2) is 0,
-        # so a row that never leaves [0, 1) there (no neighbour across a seam: nearly every
-        # row; every row of a world that does not wrap, where the term is 1/2) skips the
-        # fold; the test reads the contiguous rows and vectorises, where the fold inside
-        # the gather ran scalar. Folded or not, the offsets are the same bits (an infinite
-        # offset fails the test and folds to NaN, as it always did).
+    for first in range(lo, hi, BLOCK):
+        last = min(hi, first + BLOCK)
+        m = 0
+        for i in range(first, last):  # gather: plain offsets, end to end
+            px, py, pz, fx, fy, fz, facing = _animal(position, forward, i)
+            for q in range(count[i]):
+                j = index[i, q]
+                sx[m] = target[j, 0] - px
+                sy[m] = target[j, 1] - py
+                sz[m] = target[j, 2] - pz
+                gx[m] = fx
+                gy[m] = fy
+                gz[m] = fz
+                gf[m] = facing
+                m += 1
+        # An offset is its own minimum image when the fold's floor(d / side + 1/2) is 0, so a
+        # block that never leaves [0, 1) there (no pair across a seam: nearly every block; every
+        # block of a world that does not wrap, where the term is 1/2) skips the fold. Folded or
+        # not, such an offset keeps its bits (d - side * 0), so a block folds whole when any of
+        # its pairs crosses (an infinite offset fails the test and folds to NaN, as it always did).
         across = False
-        for q in range(c):
-            tx = sx[q] * i0 + half
-            ty = sy[q] * i1 + half
-            tz = sz[q] * i2 + half
+        for u in range(m):
+            tx = sx[u] * i0 + half
+            ty = sy[u] * i1 + half
+            tz = sz[u] * i2 + half
             inside = ((tx >= _F(0.0)) & (tx < _F(1.0)) & (ty >= _F(0.0)) & (ty < _F(1.0))
                       & (tz >= _F(0.0)) & (tz < _F(1.0)))
             across |= not inside  # (a NaN is not inside: folded as before)
         if across:
-            for q in range(c):
-                sx[q] = _minimum_image(sx[q], b0, i0)
-                sy[q] = _minimum_image(sy[q], b1, i1)
-                sz[q] = _minimum_image(sz[q], b2, i2)
-        for q in range(c):  # arithmetic over contiguous rows (vectorised)
-            sd[q], sx[q], sy[q], sz[q], sa[q] = _pair(sx[q], sy[q], sz[q], fx, fy, fz, facing)
-        # write back by element: a row view (distance[i]) would cost two reference-count
+            for u in range(m):
+                sx[u] = _minimum_image(sx[u], b0, i0)
+                sy[u] = _minimum_image(sy[u], b1, i1)
+                sz[u] = _minimum_image(sz[u], b2, i2)
+        for u in range(m):  # the arithmetic, over the block's pairs end to end (vectorised)
+            sd[u], sx[u], sy[u], sz[u], sa[u] = _pair(sx[u], sy[u], sz[u], gx[u], gy[u], gz[u], gf[u])
+        # written back by element: a row view (distance[i]) would cost two reference-count
         # updates per animal, which were as dear as a short row's arithmetic
-        for q in range(c):
-            distance[i, q] = sd[q]
-            angle[i, q] = sa[q]
-            direction[i, q, 0] = sx[q]
-            direction[i, q, 1] = sy[q]
-            direction[i, q, 2] = sz[q]
+        m = 0
+        for i in range(first, last):
+            for q in range(count[i]):
+                distance[i, q] = sd[m]
+                angle[i, q] = sa[m]
+                direction[i, q, 0] = sx[m]
+                direction[i, q, 1] = sy[m]
+                direction[i, q, 2] = sz[m]
+                m += 1
 
 
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
