@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import starling.parallel as parallel
 import starling.steering.queries.neighbors as neighbors
 from starling.steering.queries import verlet
 from starling.steering.queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors
@@ -79,6 +80,14 @@ def test_a_moving_cloud_gets_the_exhaustive_table_at_every_call(dims, wrap, fov,
     assert (lists.table is None) == (not keep)
     assert lists.grid_calls == 0 and lists.calls == 30  # every call answered from lists …
     assert 3 <= lists.rebuilds <= 20  # … kept over several calls, and rebuilt when they ran out
+
+
+@pytest.mark.parametrize("wrap", [False, True])
+def test_the_threaded_check_gets_the_exhaustive_table_too(wrap, monkeypatch):
+    """The same cloud with every kernel threaded: the check's rows split over chunks of the
+    population, each chunk in blocks (a small population is threaded only when asked)."""
+    monkeypatch.setattr(parallel, "_threads_from", 1)
+    test_a_moving_cloud_gets_the_exhaustive_table_at_every_call(3, wrap, 270.0, 5, "knn", True, monkeypatch)
 
 
 def test_a_pair_closing_in_from_outside_the_lists_is_caught_at_the_limit():

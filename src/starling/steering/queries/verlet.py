@@ -46,7 +46,6 @@ from .candidates import (
     _fov_threshold,
     _insert_row,
     _pair_test,
-    _serial_and_parallel,
     _sort_into_row,
     _wrap,
     query_thresholds,
@@ -112,14 +111,23 @@ def _displacement_parallel(position, built, box, chunks):
     return worst.max(), scale.max()
 
 
-def _check_body(pos, fwd, lists, lengths, box, r2, cos_limit, sees_all, k,
-                out_index, out_distance, out_count, out_overflow, scratch_slot, scratch_dist):
-    """Each row's neighbours among its listed rows: the grid's pair test, ranked by (distance, index).
+#: rows whose listed candidates are laid end to end and tested in one pass (see :func:`_check_range`)
+BLOCK = 32
 
-    ``lists`` ((n, L) int32) holds each row's candidate rows, ``lengths`` how many; the
-    scratch rows are per thread, at least ``L`` wide. Writes the table the grid would.
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _check_range(lo, hi, pos, fwd, lists, lengths, box, r2, cos_limit, sees_all, k,
+                 out_index, out_distance, out_count, out_overflow):
+    """Rows ``lo``..``hi``' neighbours among their listed rows: the grid's pair test, ranked by
+    (distance, index).
+
+    ``lists`` ((n, L) int32) holds each row's candidate rows, ``lengths`` how many. Writes the
+    table the grid would. A block of :data:`BLOCK` rows at a time: the block's candidates are
+    gathered end to end (the offset, and the row's forward vector and view threshold per
+    candidate), then the minimum image and the pair test run as loops over all of them, which
+    vectorise (about nine candidates a row, where a loop of its own is mostly its set-up and
+    tail), and each row's passing candidates are ranked.
     """
-    n = pos.shape[0]
     bx, by, bz = box[0], box[1], box[2]
     zero = np.float32(0.0)
     one = np.float32(1.0)
@@ -127,54 +135,95 @@ def _check_body(pos, fwd, lists, lengths, box, r2, cos_limit, sees_all, k,
     vy = one / by if by > 0 else zero
     vz = one / bz if bz > 0 else zero
     wraps = bx > 0 or by > 0 or bz > 0
-    for ip in prange(n):
-        i = np.int64(ip)
-        tid = numba.get_thread_id()
-        px = pos[i, 0]
-        py = pos[i, 1]
-        pz = pos[i, 2]
-        fx = fwd[i, 0]
-        fy = fwd[i, 1]
-        fz = fwd[i, 2]
-        thr = _fov_threshold(fx, fy, fz, cos_limit)
-        nc = 0
-        for u in range(lengths[i]):
-            j = lists[i, u]
-            ox = pos[j, 0] - px
-            oy = pos[j, 1] - py
-            oz = pos[j, 2] - pz
-            if wraps:
-                ox = _wrap(ox, bx, vx)
-                oy = _wrap(oy, by, vy)
-                oz = _wrap(oz, bz, vz)
-            ok, dist = _pair_test(ox, oy, oz, r2, sees_all, fx, fy, fz, thr)
-            scratch_slot[tid, nc] = j
-            scratch_dist[tid, nc] = dist
-            nc += ok
-        # ranked as the grid ranks its buffer (grid_query._query_body), written out here as there: a
-        # helper taking the arrays is not inlined by LLVM, and cost the grid 2-10 % (docs/performance.md)
-        count = 0
-        if nc <= _RANK_MAX or (nc <= _RANK_KEPT_MAX and 2 * k >= nc):
-            for a in range(nc):
-                da = scratch_dist[tid, a]
-                ja = scratch_slot[tid, a]
-                rank = np.int32(0)
-                for b in range(nc):
-                    db = scratch_dist[tid, b]
-                    rank = np.int32(rank + np.int32((db < da) | ((db == da) & (scratch_slot[tid, b] < ja))))
-                if rank < k:
-                    out_distance[i, rank] = da
-                    out_index[i, rank] = ja
-            count = min(nc, k)
-        elif 2 * k >= nc:
-            count = _sort_into_row(out_index, out_distance, i, k, scratch_dist, scratch_slot, tid, nc)
-        else:
-            for a in range(nc):
-                count = _insert_row(out_index, out_distance, i, count, k, scratch_dist[tid, a], scratch_slot[tid, a])
-        _close_row(out_index, out_distance, out_count, out_overflow, i, count, nc - count, k)
+    width = lists.shape[1]
+    room = BLOCK * width
+    ox = np.empty(room, np.float32)
+    oy = np.empty(room, np.float32)
+    oz = np.empty(room, np.float32)
+    gx = np.empty(room, np.float32)
+    gy = np.empty(room, np.float32)
+    gz = np.empty(room, np.float32)
+    gt = np.empty(room, np.float32)
+    passes = np.empty(room, np.bool_)
+    dist = np.empty(room, np.float32)
+    scratch_slot = np.empty((1, width), np.int32)  # one row's passing candidates (the rankings' layout)
+    scratch_dist = np.empty((1, width), np.float32)
+    for first in range(lo, hi, BLOCK):
+        last = min(hi, first + BLOCK)
+        m = 0
+        for i in range(first, last):  # gather
+            px = pos[i, 0]
+            py = pos[i, 1]
+            pz = pos[i, 2]
+            fx = fwd[i, 0]
+            fy = fwd[i, 1]
+            fz = fwd[i, 2]
+            thr = _fov_threshold(fx, fy, fz, cos_limit)
+            for u in range(lengths[i]):
+                j = lists[i, u]
+                ox[m] = pos[j, 0] - px
+                oy[m] = pos[j, 1] - py
+                oz[m] = pos[j, 2] - pz
+                gx[m] = fx
+                gy[m] = fy
+                gz[m] = fz
+                gt[m] = thr
+                m += 1
+        if wraps:
+            for u in range(m):
+                ox[u] = _wrap(ox[u], bx, vx)
+                oy[u] = _wrap(oy[u], by, vy)
+                oz[u] = _wrap(oz[u], bz, vz)
+        for u in range(m):  # the test, over the block's candidates end to end (vectorised)
+            passes[u], dist[u] = _pair_test(ox[u], oy[u], oz[u], r2, sees_all, gx[u], gy[u], gz[u], gt[u])
+        m = 0
+        for i in range(first, last):
+            nc = 0
+            for u in range(lengths[i]):
+                scratch_slot[0, nc] = lists[i, u]
+                scratch_dist[0, nc] = dist[m]
+                nc += passes[m]
+                m += 1
+            # ranked as the grid ranks its buffer (grid_query._query_body), written out here as there: a
+            # helper taking the arrays is not inlined by LLVM, and cost the grid 2-10 % (docs/performance.md)
+            count = 0
+            if nc <= _RANK_MAX or (nc <= _RANK_KEPT_MAX and 2 * k >= nc):
+                for a in range(nc):
+                    da = scratch_dist[0, a]
+                    ja = scratch_slot[0, a]
+                    rank = np.int32(0)
+                    for b in range(nc):
+                        db = scratch_dist[0, b]
+                        rank = np.int32(rank + np.int32((db < da) | ((db == da) & (scratch_slot[0, b] < ja))))
+                    if rank < k:
+                        out_distance[i, rank] = da
+                        out_index[i, rank] = ja
+                count = min(nc, k)
+            elif 2 * k >= nc:
+                count = _sort_into_row(out_index, out_distance, i, k, scratch_dist, scratch_slot, 0, nc)
+            else:
+                for a in range(nc):
+                    count = _insert_row(out_index, out_distance, i, count, k, scratch_dist[0, a], scratch_slot[0, a])
+            _close_row(out_index, out_distance, out_count, out_overflow, i, count, nc - count, k)
 
 
-_check_serial, _check_parallel = _serial_and_parallel(_check_body, "_verlet_check")
+@njit(cache=True, no_cfunc_wrapper=True)
+def _check_serial(pos, fwd, lists, lengths, box, r2, cos_limit, sees_all, k,
+                  out_index, out_distance, out_count, out_overflow):
+    _check_range(0, pos.shape[0], pos, fwd, lists, lengths, box, r2, cos_limit, sees_all, k,
+                 out_index, out_distance, out_count, out_overflow)
+
+
+@njit(cache=True, no_cfunc_wrapper=True, parallel=True)
+def _check_parallel(pos, fwd, lists, lengths, box, r2, cos_limit, sees_all, k,
+                    out_index, out_distance, out_count, out_overflow):
+    n = pos.shape[0]
+    chunks = 64
+    size = (n + chunks - 1) // chunks
+    for c in prange(chunks):
+        lo = np.int64(c) * size  # (prange counts unsigned: int64 keeps _check_range at the serial signature)
+        _check_range(lo, min(n, lo + size), pos, fwd, lists, lengths, box, r2, cos_limit, sees_all, k,
+                     out_index, out_distance, out_count, out_overflow)
 
 
 @njit(cache=True, no_cfunc_wrapper=True, parallel=True)
@@ -210,7 +259,7 @@ class VerletLists:
 
     __slots__ = ("built", "radius", "box", "box_side", "n", "lists", "lengths", "table", "wait", "backoff",
                  "rebuilds", "calls", "grid_calls", "grid_cost", "_grid_times", "_list_build", "_list_checks",
-                 "scratch_slot", "scratch_dist", "_kernel_calls", "call_times")
+                 "_kernel_calls", "call_times")
 
     def __init__(self) -> None:
         self.built = np.zeros((0, 3), np.float32)  # each row's position at the last build
@@ -229,8 +278,6 @@ class VerletLists:
         self._grid_times: list = []
         self._list_build = 0.0  # the current list's build time, s
         self._list_checks: list = []  # and its checks' times
-        self.scratch_slot = np.zeros((0, 0), np.int32)
-        self.scratch_dist = np.zeros((0, 0), np.float32)
         self._kernel_calls = CallSite()
         self.call_times = None  # a list to append each call's wall time to (starling bench), or None
 
@@ -267,18 +314,12 @@ class VerletLists:
         t1 = time.perf_counter()
         lists = self.lists
         lengths = self.lengths
-        width = lists.shape[1]
-        threads = numba.config.NUMBA_NUM_THREADS
-        if self.scratch_slot.shape[0] < threads or self.scratch_slot.shape[1] < width:
-            self.scratch_slot = np.zeros((threads, width), np.int32)
-            self.scratch_dist = np.zeros((threads, width), np.float32)
         r2, cos_limit, sees_all = query_thresholds(r, spec.fov_deg)
         box = NO_WRAP if box32 is None else box32
         rows = (out.index, out.distance, out.count, out.overflow)
         self._kernel_calls.watch(*rows)
         kernel = _check_serial if n < threads_from() else _check_parallel
-        self._kernel_calls(kernel, n, spos, sfwd, lists, lengths, box, r2, cos_limit, sees_all, int(spec.k),
-                           *rows, self.scratch_slot, self.scratch_dist)
+        self._kernel_calls(kernel, n, spos, sfwd, lists, lengths, box, r2, cos_limit, sees_all, int(spec.k), *rows)
         self._list_checks.append(time.perf_counter() - t1)
         return True
 
