@@ -6,11 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numba import njit
-
-from starling.motion.movers import (FreeMoverParams, Mover, PlanarMoverParams, _orthonormal_up, accelerate,
-                                  wrap_coordinate)
-from starling.steering.vecmath import normalize3, slerp_unit
+from starling.motion.movers import FreeMoverParams, Mover, PlanarMoverParams, move_one_pass_range
 
 
 def make(planar=False, **kw):
@@ -163,68 +159,10 @@ def test_wrap_around_keeps_animals_inside_a_periodic_box():
     assert pos[0, 0] == pytest.approx(0.4, abs=1e-5)
 
 
-@njit(cache=True)
-def _one_animal_at_a_time(planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size, sscale, ascale):
-    """The mover's update animal after animal, from the same scalar helpers, with the same
-    scalar types (float32 where the kernel reads the arrays): the oracle of the compiled kernel,
-    which moves blocks of animals stage by stage."""
-    for i in range(position.shape[0]):
-        r = i if p.shape[0] > 1 else 0
-        t_turn = 1.0 - math.exp(-p[r, 5] * dt)
-        t_bank = 1.0 - math.exp(-p[r, 7] * dt)
-        vx = velocity[i, 0]
-        vy = velocity[i, 1]
-        vz = velocity[i, 2]
-        dx = desired[i, 0]
-        dy = desired[i, 1]
-        dz = desired[i, 2]
-        if planar:
-            vy = 0.0
-            dy = 0.0
-        ss = sscale[i] if sscale.shape[0] > 0 else 1.0
-        sa = ascale[i] if ascale.shape[0] > 0 else 1.0
-        nvx, nvy, nvz, lx, ly, lz = accelerate(vx, vy, vz, dx, dy, dz, p[r, 0] * ss, p[r, 1] * sa, p[r, 2] * sa,
-                                               p[r, 3] * sa, p[r, 4], dt)
-        if planar:
-            nvy = 0.0
-        velocity[i, 0] = nvx
-        velocity[i, 1] = nvy
-        velocity[i, 2] = nvz
-        fx = forward[i, 0]
-        fy = forward[i, 1]
-        fz = forward[i, 2]
-        tx, ty, tz, speed = normalize3(nvx, nvy, nvz)
-        if speed > 1e-4:
-            fx, fy, fz = slerp_unit(fx, fy, fz, tx, ty, tz, t_turn)
-        if planar:
-            fx, fy, fz, fl = normalize3(fx, 0.0, fz)
-            if fl == 0.0:
-                fx, fy, fz = 0.0, 0.0, 1.0
-        forward[i, 0] = fx
-        forward[i, 1] = fy
-        forward[i, 2] = fz
-        if planar or p[r, 6] == 0.0:
-            ux, uy, uz = _orthonormal_up(0.0, 1.0, 0.0, fx, fy, fz)
-        else:
-            bank = p[r, 6] / dt
-            gx, gy, gz = _orthonormal_up(lx * bank, p[r, 8] + ly * bank, lz * bank, fx, fy, fz)
-            cx, cy, cz = _orthonormal_up(np.float64(up[i, 0]), np.float64(up[i, 1]), np.float64(up[i, 2]), fx, fy, fz)
-            ux, uy, uz = slerp_unit(cx, cy, cz, gx, gy, gz, t_bank)
-            ux, uy, uz = _orthonormal_up(ux, uy, uz, fx, fy, fz)
-        up[i, 0] = ux
-        up[i, 1] = uy
-        up[i, 2] = uz
-        for a in range(3):
-            x = position[i, a] + velocity[i, a] * dt
-            if wrap:
-                x = wrap_coordinate(x, bmin[a], size[a])
-            position[i, a] = x
-
-
 @pytest.mark.parametrize("planar", [False, True])
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 53])
 @pytest.mark.parametrize("per_animal", [False, True])
-def test_the_blocked_kernel_moves_every_animal_as_one_at_a_time_would_bit_for_bit(planar, n, per_animal):
+def test_the_staged_kernel_moves_every_animal_as_the_one_pass_form_does_bit_for_bit(planar, n, per_animal):
     rng = np.random.default_rng(n + 100 * planar + 7 * per_animal)
     position = rng.uniform(0, 50, (n, 3)).astype(np.float32)
     velocity = rng.normal(0, 3, (n, 3)).astype(np.float32)
@@ -251,7 +189,7 @@ def test_the_blocked_kernel_moves_every_animal_as_one_at_a_time_would_bit_for_bi
         kernel, args = mover.range_call(*ours, desired, 1 / 30, wrap=box, speed_scale=speed_scale,
                                         accel_scale=accel_scale, drawn=drawn)
         kernel(0, n, *args)
-        _one_animal_at_a_time(args[0], *oracle, desired, *args[6:])
+        move_one_pass_range(0, n, args[0], *oracle, desired, *args[6:])
     for got, want, name in zip(ours, oracle, ("position", "velocity", "forward", "up")):
         np.testing.assert_array_equal(got, want, err_msg=name)
 

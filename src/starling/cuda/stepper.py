@@ -268,6 +268,7 @@ class DeviceStepper:
             kernel, args = sp.mover.range_call(a["position"], a["velocity"], a["forward"], a["up"], sp.desired, dt,
                                                wrap=(lo, size) if wrap else None, drawn=drawn)
             args = tuple(_to_device(x) if isinstance(x, np.ndarray) else x for x in args)
+            kernel = getattr(sp.mover, "device_kernel", kernel)  # a kernel that is not one loop names its twin
             self.move_launches.append(_Launch(kernel_for(kernel), _blocks(n), (0, n) + args,
                                               f"species.{sp.pipe.name}.mover"))
 

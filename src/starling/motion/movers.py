@@ -300,6 +300,74 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
                 position[i, a] = x
 
 
+@njit(cache=True, no_cfunc_wrapper=True)
+def move_one_pass_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size, sscale,
+                        ascale):
+    """The same update as :func:`_move_range`, animal after animal in one loop.
+
+    The GPU's form (:mod:`starling.cuda` makes one thread of each animal of this loop, where
+    the stages' scratch would be per-thread memory), and the reference the staged kernel is
+    tested against: both give the same results bit for bit.
+    """
+    shared_turn = 1.0 - math.exp(-p[0, 5] * dt)
+    shared_bank = 1.0 - math.exp(-p[0, 7] * dt)
+    for i in range(lo, hi):
+        r = i if p.shape[0] > 1 else 0
+        t_turn = shared_turn if r == 0 else 1.0 - math.exp(-p[r, 5] * dt)
+        t_bank = shared_bank if r == 0 else 1.0 - math.exp(-p[r, 7] * dt)
+        vx = velocity[i, 0]
+        vy = velocity[i, 1]
+        vz = velocity[i, 2]
+        dx = desired[i, 0]
+        dy = desired[i, 1]
+        dz = desired[i, 2]
+        if planar:
+            vy = 0.0
+            dy = 0.0
+        ss = sscale[i] if sscale.shape[0] > 0 else 1.0
+        sa = ascale[i] if ascale.shape[0] > 0 else 1.0
+        nvx, nvy, nvz, lx, ly, lz = accelerate(
+            vx, vy, vz, dx, dy, dz, p[r, 0] * ss, p[r, 1] * sa, p[r, 2] * sa, p[r, 3] * sa, p[r, 4], dt
+        )
+        if planar:
+            nvy = 0.0
+        velocity[i, 0] = nvx
+        velocity[i, 1] = nvy
+        velocity[i, 2] = nvz
+        fx = forward[i, 0]
+        fy = forward[i, 1]
+        fz = forward[i, 2]
+        tx, ty, tz, speed = normalize3(nvx, nvy, nvz)
+        if speed > 1e-4:
+            fx, fy, fz = slerp_unit(fx, fy, fz, tx, ty, tz, t_turn)
+        if planar:
+            fx, fy, fz, fl = normalize3(fx, 0.0, fz)
+            if fl == 0.0:
+                fx, fy, fz = 0.0, 0.0, 1.0
+        forward[i, 0] = fx
+        forward[i, 1] = fy
+        forward[i, 2] = fz
+        if planar or p[r, 6] == 0.0:
+            ux, uy, uz = _orthonormal_up(0.0, 1.0, 0.0, fx, fy, fz)
+        else:
+            bank = p[r, 6] / dt
+            gx = lx * bank
+            gy = p[r, 8] + ly * bank
+            gz = lz * bank
+            gx, gy, gz = _orthonormal_up(gx, gy, gz, fx, fy, fz)
+            cx, cy, cz = _orthonormal_up(np.float64(up[i, 0]), np.float64(up[i, 1]), np.float64(up[i, 2]), fx, fy, fz)
+            ux, uy, uz = slerp_unit(cx, cy, cz, gx, gy, gz, t_bank)
+            ux, uy, uz = _orthonormal_up(ux, uy, uz, fx, fy, fz)
+        up[i, 0] = ux
+        up[i, 1] = uy
+        up[i, 2] = uz
+        for a in range(3):
+            x = position[i, a] + velocity[i, a] * dt
+            if wrap:
+                x = wrap_coordinate(x, bmin[a], size[a])
+            position[i, a] = x
+
+
 @njit(cache=True, no_cfunc_wrapper=True, parallel=True)
 def _move_parallel(planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size, sscale, ascale):
     n = position.shape[0]
@@ -350,6 +418,10 @@ def _same(x):
 
 class Mover:
     """Applies one mover's physics to a population, in place."""
+
+    #: the range kernel's one-loop form, which the GPU makes a thread of each animal of
+    #: (:func:`_move_range` runs blocks of animals in stages)
+    device_kernel = staticmethod(move_one_pass_range)
 
     def __init__(self, params: MoverParams, planar: bool):
         self.params = params
