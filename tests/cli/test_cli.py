@@ -294,6 +294,30 @@ def test_bench_times_a_query_answered_from_neighbour_lists_in_the_steps_themselv
     assert r["step_ms"]["mean"] > 0 and r["step_ms"]["p95"] >= r["step_ms"]["median"]
 
 
+def test_bench_times_every_move_from_the_state_the_run_left(monkeypatch):
+    """The mover changes what it reads: timed again and again on its own output toward one fixed
+    desire, the birds would soon fly straight and its turns cost less than in a step. Each timed
+    move starts from the state the run left."""
+    import numpy as np
+
+    from starling import bench
+    from starling.motion.movers import Mover
+
+    seen = []
+    move = Mover.move
+
+    def recording(self, position, velocity, forward, up, *args, **kwargs):
+        seen.append(np.concatenate([position, velocity, forward, up], axis=1).copy())
+        return move(self, position, velocity, forward, up, *args, **kwargs)
+
+    monkeypatch.setattr(Mover, "move", recording)
+    bench.bench_size(300, repeats=6)
+    timed = seen[-3:]  # the stage's timed moves (at least three); the steps' moves come before
+    assert len(seen) > 3 and not np.array_equal(seen[0], timed[0])
+    for state in timed[1:]:
+        np.testing.assert_array_equal(state, timed[0])
+
+
 def test_threads_from_starts_the_threads_sooner_and_changes_no_result(monkeypatch):
     """``--threads-from`` lets a run that has the machine to itself use threads at a few hundred
     animals; every kernel gives the same numbers threaded, so the run's summary is the same."""
