@@ -104,13 +104,15 @@ def _geometry_range(lo, hi, position, forward, target, index, count, box, direct
     """
     k = index.shape[1]
     room = BLOCK * k
+    # per pair of the block: its offset, then its unit direction; its animal's unit forward and
+    # whether it has one; its distance and angle
     sx = np.empty(room, np.float32)
     sy = np.empty(room, np.float32)
     sz = np.empty(room, np.float32)
-    gx = np.empty(room, np.float32)
-    gy = np.empty(room, np.float32)
-    gz = np.empty(room, np.float32)
-    gf = np.empty(room, np.bool_)
+    fxs = np.empty(room, np.float32)
+    fys = np.empty(room, np.float32)
+    fzs = np.empty(room, np.float32)
+    facings = np.empty(room, np.bool_)
     sd = np.empty(room, np.float32)
     sa = np.empty(room, np.float32)
     b0, b1, b2, i0, i1, i2 = _sides_and_inverses(box)
@@ -125,10 +127,10 @@ def _geometry_range(lo, hi, position, forward, target, index, count, box, direct
                 sx[m] = target[j, 0] - px
                 sy[m] = target[j, 1] - py
                 sz[m] = target[j, 2] - pz
-                gx[m] = fx
-                gy[m] = fy
-                gz[m] = fz
-                gf[m] = facing
+                fxs[m] = fx
+                fys[m] = fy
+                fzs[m] = fz
+                facings[m] = facing
                 m += 1
         # An offset is its own minimum image when the fold's floor(d / side + 1/2) is 0, so a
         # block that never leaves [0, 1) there (no pair across a seam: nearly every block; every
@@ -149,7 +151,7 @@ def _geometry_range(lo, hi, position, forward, target, index, count, box, direct
                 sy[u] = _minimum_image(sy[u], b1, i1)
                 sz[u] = _minimum_image(sz[u], b2, i2)
         for u in range(m):  # the arithmetic, over the block's pairs end to end (vectorised)
-            sd[u], sx[u], sy[u], sz[u], sa[u] = _pair(sx[u], sy[u], sz[u], gx[u], gy[u], gz[u], gf[u])
+            sd[u], sx[u], sy[u], sz[u], sa[u] = _pair(sx[u], sy[u], sz[u], fxs[u], fys[u], fzs[u], facings[u])
         # written back by element: a row view (distance[i]) would cost two reference-count
         # updates per animal, which were as dear as a short row's arithmetic
         m = 0

@@ -137,13 +137,15 @@ def _check_range(lo, hi, pos, fwd, lists, lengths, box, r2, cos_limit, sees_all,
     wraps = bx > 0 or by > 0 or bz > 0
     width = lists.shape[1]
     room = BLOCK * width
+    # per candidate of the block: its offset; its row's forward vector and view threshold; whether
+    # it passes and its distance
     ox = np.empty(room, np.float32)
     oy = np.empty(room, np.float32)
     oz = np.empty(room, np.float32)
-    gx = np.empty(room, np.float32)
-    gy = np.empty(room, np.float32)
-    gz = np.empty(room, np.float32)
-    gt = np.empty(room, np.float32)
+    fxs = np.empty(room, np.float32)
+    fys = np.empty(room, np.float32)
+    fzs = np.empty(room, np.float32)
+    thresholds = np.empty(room, np.float32)
     passes = np.empty(room, np.bool_)
     dist = np.empty(room, np.float32)
     scratch_slot = np.empty((1, width), np.int32)  # one row's passing candidates (the rankings' layout)
@@ -164,10 +166,10 @@ def _check_range(lo, hi, pos, fwd, lists, lengths, box, r2, cos_limit, sees_all,
                 ox[m] = pos[j, 0] - px
                 oy[m] = pos[j, 1] - py
                 oz[m] = pos[j, 2] - pz
-                gx[m] = fx
-                gy[m] = fy
-                gz[m] = fz
-                gt[m] = thr
+                fxs[m] = fx
+                fys[m] = fy
+                fzs[m] = fz
+                thresholds[m] = thr
                 m += 1
         if wraps:
             for u in range(m):
@@ -175,7 +177,7 @@ def _check_range(lo, hi, pos, fwd, lists, lengths, box, r2, cos_limit, sees_all,
                 oy[u] = _wrap(oy[u], by, vy)
                 oz[u] = _wrap(oz[u], bz, vz)
         for u in range(m):  # the test, over the block's candidates end to end (vectorised)
-            passes[u], dist[u] = _pair_test(ox[u], oy[u], oz[u], r2, sees_all, gx[u], gy[u], gz[u], gt[u])
+            passes[u], dist[u] = _pair_test(ox[u], oy[u], oz[u], r2, sees_all, fxs[u], fys[u], fzs[u], thresholds[u])
         m = 0
         for i in range(first, last):
             nc = 0
