@@ -41,9 +41,11 @@ from __future__ import annotations
 import contextlib
 import os
 
-__all__ = ["CallSite", "KernelCallMismatch", "checking", "dispatching", "invalidate"]
+__all__ = ["CallSite", "KernelCallMismatch", "checking", "dispatching", "invalidate", "observing"]
 
 _generation = 0
+#: called as ``_observer(entry, args)`` in place of each direct call while set (:func:`observing`)
+_observer = None
 _check = os.environ.get("STARLING_CHECK_KERNEL_CALLS", "") == "1"
 _direct = os.environ.get("STARLING_KERNEL_CALLS", "direct") != "dispatch"
 
@@ -67,6 +69,21 @@ def checking(enabled: bool = True):
         yield
     finally:
         _check = before
+
+
+@contextlib.contextmanager
+def observing(observer):
+    """Hand every direct call to ``observer(entry, args)``, which must return ``entry(*args)``.
+
+    For the bench's kernel clock: it times the compiled call alone, not the site's own Python
+    around it (which is the step's orchestration, not kernel time).
+    """
+    global _observer
+    before, _observer = _observer, observer
+    try:
+        yield
+    finally:
+        _observer = before
 
 
 @contextlib.contextmanager
@@ -142,6 +159,8 @@ class CallSite:
             return result
         if _check and entry is not kernel:
             self._verify(kernel, entry, args)
+        if _observer is not None:
+            return _observer(entry, args)
         return entry(*args)
 
     @staticmethod

@@ -159,6 +159,47 @@ def test_kernel_clock_counts_only_outermost_kernel_calls():
     assert clock.calls == 0
 
 
+def test_kernel_clock_times_a_call_sites_compiled_call_once_and_not_the_site_around_it():
+    import time
+
+    from numba import njit
+
+    from starling import kernel_calls
+    from starling.bench_scenario import kernel_clock
+
+    @njit
+    def twice(x):
+        return x * 2
+
+    site = kernel_calls.CallSite()
+    assert site(twice, 2, 1) == 2  # typed through the dispatcher, then called at its entry point
+    seen = []
+    with kernel_clock() as clock:
+        assert site(twice, 2, 4) == 8 and twice(5) == 10
+        # the site's own Python is outside the clock: a slow observer around the clock's shows it
+        inner = kernel_calls._observer
+
+        def slow(entry, args):
+            time.sleep(0.05)
+            seen.append(entry)
+            return inner(entry, args)
+
+        with kernel_calls.observing(slow):
+            assert site(twice, 2, 3) == 6
+    assert clock.calls == 3 and clock.dispatched == 1
+    assert len(seen) == 1 and clock.total < 0.05
+
+
+def test_the_bench_takes_the_clocks_own_cost_off_the_step_it_divides_by(monkeypatch):
+    from starling import bench_scenario
+
+    monkeypatch.setattr(bench_scenario, "_clock_costs", lambda: (1e-7, 2e-7, 0.0))
+    r = bench_scenario.bench_named_scenario("vicsek", steps=4, warmup=2)
+    # the timed pass less 0.1 µs a site call and 0.2 µs a dispatched call is shorter than the pass
+    assert r["kernel_share"] > r["kernel_share_of_profiled"]
+    assert r["clock_cost_us"] == {"site_call": 0.1, "dispatched_call": 0.2, "clock_read": 0.0}
+
+
 def test_the_fish_tank_is_listed():
     listing = runner.invoke(app, ["scenarios"])
     assert listing.exit_code == 0 and "fish_tank" in listing.output
