@@ -27,7 +27,7 @@ from .steering.per_animal import bind_draws
 from .parallel import threads_from
 from .steering.pipeline import SpeciesPipeline
 from .steering.targets import link_joint_queries
-from .systems import ComponentSpec, check_access
+from .systems import ComponentSpec, System, check_access
 from .world import Population, World
 from .observe import Observer, StepView
 from .readings import inspect_animal, species_metrics
@@ -446,7 +446,12 @@ class Simulation:
         Cast rays into it with :func:`starling.environment.cast_rays` (a gun, a look-out),
         or ask it for heights, water and solids.
         """
-        system = next((s for s in self.systems if s.name == "environment"), None)
+        systems = self.systems
+        found = self.__dict__.get("_environment_system")  # (systems, how many, the environment's system)
+        if found is None or found[0] is not systems or found[1] != len(systems):
+            found = (systems, len(systems), next((s for s in systems if s.name == "environment"), None))
+            self._environment_system = found  # read by the ecology's systems every step
+        system = found[2]
         return None if system is None else system.environment
 
     def step(self, n: int = 1, on_part: Optional[Callable[[str], None]] = None, *, sync: bool = True) -> None:
@@ -517,7 +522,8 @@ class Simulation:
             world.clock.advance()
             return
         yield "systems before steering"
-        for system in self.systems:
+        hooked = self._hooked()
+        for system in hooked[0]:
             system.before_behaviors(self, dt)
         gathered: dict = {}  # targets gathered this step, shared by the species that gather the same
         for pipeline in self.pipelines:
@@ -536,14 +542,25 @@ class Simulation:
                        drawn={name: pop.component(comp) for name, comp in draws},
                        **({} if turn is None else {"turn_scale": turn}))
         yield "systems after the move"
-        for system in self.systems:
+        for system in hooked[1]:
             system.after_move(self, dt)
         killed = world.commands.apply(world)
-        for system in self.systems:
+        for system in hooked[2]:
             system.after_commands(self, killed)
         world.clock.advance()
         if world.clock.step % REORDER_EVERY == 1:
             self._restore_locality()
+
+    def _hooked(self) -> tuple:
+        """The systems, in order, that do something before the behaviours, after the move and after
+        the commands: a hook left as :class:`~starling.systems.System`'s does nothing and is not called."""
+        systems = self.systems
+        found = self.__dict__.get("_hooked_systems")  # (systems, how many, the three lists)
+        if found is None or found[0] is not systems or found[1] != len(systems):
+            lists = tuple([s for s in systems if name in vars(s) or getattr(type(s), name) is not getattr(System, name)]
+                          for name in ("before_behaviors", "after_move", "after_commands"))
+            found = self._hooked_systems = (systems, len(systems), lists)
+        return found[2]
 
     def step_part_count(self) -> int:
         """How many parts :meth:`_step_parts` names: 2 + 2 per species (1 on the GPU)."""

@@ -216,9 +216,9 @@ def _recorded_calls(sim, steps: int):
     for pipe in sim.pipelines:
         original = pipe._run
 
-        def record(slot, n, parallel, args, pipe=pipe, original=original):
+        def record(slot, n, kernel, args, out, pipe=pipe, original=original):
             calls.append((pipe, slot, n, args))
-            original(slot, n, parallel, args)
+            original(slot, n, kernel, args, out)
 
         pipe._run = record
     for _ in range(steps):

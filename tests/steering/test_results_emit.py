@@ -164,9 +164,9 @@ def test_threaded_and_serial_kernels_write_the_same_rows():
     pipe = sim.pipelines[0]
     original = pipe._run
 
-    def record(slot, n, parallel, args):
+    def record(slot, n, kernel, args, out):
         calls.append((slot, n, args))
-        original(slot, n, parallel, args)
+        original(slot, n, kernel, args, out)
 
     pipe._run = record
     for _ in range(3):

@@ -43,10 +43,10 @@ def _neighbour_calls(sim, steps: int) -> list:
     for pipe in sim.pipelines:
         original = pipe._run
 
-        def record(slot, n, parallel, args, pipe=pipe, original=original):
+        def record(slot, n, kernel, args, out, pipe=pipe, original=original):
             if slot.spec.kind == "neighbor" and n:
                 calls.append((pipe, slot, n, args))
-            original(slot, n, parallel, args)
+            original(slot, n, kernel, args, out)
 
         pipe._run = record
     sim.step(steps)

@@ -41,6 +41,8 @@ class LifecycleSystem(System):
         self.causes = {v.name: defaultdict(int) for v in ctx.species}
         self._dying: dict[str, set] = defaultdict(set)
         self._despawned: dict[str, set] = defaultdict(set)
+        # per species, the population and its arrivals when every animal was last found born
+        self._settled: dict = {}
         events = getattr(ctx.sim.scenario, "events", None)
         self.timeline = sorted(enumerate(events or ()), key=lambda e: (e[1].at, e[0]))
         self._next_event = 0
@@ -75,8 +77,11 @@ class LifecycleSystem(System):
         for v in self.ctx.species:
             if not v.kit or v.pop.n == 0:
                 continue
+            if self._settled.get(v.name) == (v.pop, v.pop.arrivals):  # nobody arrived since all were born
+                continue
             born = v.pop.component("eco_born")
             rows = np.flatnonzero(born < 0.5)
+            self._settled[v.name] = (v.pop, v.pop.arrivals)
             if rows.size == 0:
                 continue
             for system in self.ctx.systems:

@@ -57,6 +57,8 @@ class BehaviorSlot:
     # running its kernel (see SpeciesPipeline._silence); None once the kernel has run since
     _silent: Any = field(default=None, repr=False, compare=False)
     _targets_cache: Any = field(default=None, repr=False, compare=False)
+    # this step's kernel and its arguments but the neighbours or hits and the clock (SpeciesPipeline._bound)
+    _bound: Any = field(default=None, repr=False, compare=False)
     # the kernel's compiled entry points for this slot's arguments (starling.kernel_calls)
     kernel_calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)
 

@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 from numba.core.errors import TypingError
 
+from ..kernel_calls import CallSite
 from ..parallel import threads_from
 from ..world import World
 from ..errors import ConfigError, Problem
@@ -73,6 +74,17 @@ def _drop_rows(index, distance, count, self_row, keep):
             index[i, r] = -1
             distance[i, r] = np.inf
         count[i] = w
+
+
+@njit(cache=True)
+def _scale_desires(n, scale, direction_desire, speed_desire):
+    """Multiply the first ``n`` animals' desires of every behaviour by the systems' factors
+    (whole buffers and ``n``: a view of ``n`` columns would be a layout of its own for some ``n``)."""
+    for j in range(direction_desire.shape[0]):
+        for i in range(n):
+            s = scale[j, i]
+            direction_desire[j, i] *= s
+            speed_desire[j, i] *= s
 
 
 def _previous_draws(species_cfg) -> dict:
@@ -146,6 +158,7 @@ class SpeciesPipeline:
         self.turn_scale: Optional[np.ndarray] = None  # (capacity,): multiplies the mover's rotation limit
         self.desired = np.zeros((16, 3), np.float32)
         self.result_uids: Optional[np.ndarray] = None
+        self._scale_calls = CallSite()
 
     def attach_environment(self, environment) -> None:
         """Cast this species' ray groups into ``environment`` (layer names resolved against its layers)."""
@@ -198,14 +211,6 @@ class SpeciesPipeline:
             return
         parallel = n >= threads_from()
         time, dt = float(time), float(dt)  # one scalar type at every step: the kernels' call sites rely on it
-        views: dict = {}  # one view per declared set of components, shared by the kernels that declare it
-
-        def own(slot):
-            view = views.get(slot.self_type)
-            if view is None:
-                view = views[slot.self_type] = pop.view(slot.self_type)
-            return view
-
         box = world.box
         box32 = pair_box(box)
         query_box = normalize_box(box)
@@ -215,17 +220,22 @@ class SpeciesPipeline:
                 if group.nobody and slot.spec.silent_alone and SKIP_SILENT:
                     self._silence(slot, n)
                     continue
-                self._run(slot, n, parallel, (own(slot), slot.targets_from(others), nbrs, slot.params_for(pop), time, dt))
+                call = self._bound(slot, n, parallel, pop, others)
+                if call is not None:
+                    self._run(slot, n, call[0], (call[1], call[2], nbrs, call[3], time, dt), call[4])
         for group in self.ray_groups:
             hits = self._cast(pop, group, parallel)
             for slot in group.behaviors:
-                self._run(slot, n, parallel, (own(slot), hits, slot.params_for(pop), time, dt))
+                call = self._bound(slot, n, parallel, pop, None)
+                if call is not None:
+                    self._run(slot, n, call[0], (call[1], hits, call[3], time, dt), call[4])
         for slot in self.simple:
-            self._run(slot, n, parallel, (own(slot), slot.params_for(pop), time, dt))
+            call = self._bound(slot, n, parallel, pop, None)
+            if call is not None:
+                self._run(slot, n, call[0], (call[1], call[3], time, dt), call[4])
         if self.desire_scale is not None:
-            scale = self.desire_scale[:, :n]
-            self.results.direction_desire[:, :n] *= scale
-            self.results.speed_desire[:, :n] *= scale
+            self._scale_calls(_scale_desires, n, n, self.desire_scale, self.results.direction_desire,
+                              self.results.speed_desire)
         self.merger_spec.run(self.results.stacked(n), pop.velocity, pop.forward, self.desired[:n], self.merger, parallel)
         if record:
             self.result_uids = pop.uid.copy()
@@ -273,13 +283,29 @@ class SpeciesPipeline:
             self.results.clear(slot.row, n)
             slot._silent = key
 
-    def _run(self, slot: BehaviorSlot, n: int, parallel: bool, args) -> None:
+    def _bound(self, slot: BehaviorSlot, n: int, parallel: bool, pop, others):
+        """``(kernel, own view, targets' view, parameters, result rows)`` of ``slot`` for this step, or
+        None when it is disabled (its rows cleared). Kept in the slot while the rows, the threads'
+        choice, the population's layout, the targets' view and the results' buffers are the ones
+        they were built from: a step then builds none of them."""
         slot._silent = None
         if not slot.enabled:
             self.results.clear(slot.row, n)
-            return
+            return None
+        bound = slot._bound
+        results = self.results.direction
+        if (bound is not None and bound[5] == n and bound[6] is parallel and bound[7] is others
+                and bound[8] is results and bound[9] == pop.layout):
+            return bound
+        targets = None if others is None else slot.targets_from(others)
+        bound = slot._bound = (slot.spec.compiled(parallel), pop.view(slot.self_type), targets, slot.params_for(pop),
+                               self.results.view(slot.row, n), n, parallel, others, results, pop.layout)
+        return bound
+
+    def _run(self, slot: BehaviorSlot, n: int, kernel, args, out) -> None:
+        """``kernel(*args, out)`` for the first ``n`` animals (``out``: the slot's result rows)."""
         try:
-            slot.kernel_calls(slot.spec.compiled(parallel), n, *args, self.results.view(slot.row, n))
+            slot.kernel_calls(kernel, n, *args, out)
         except TypingError as exc:
             message = explain_typing_error(slot.name, slot.where, exc)
             if message is None:

@@ -83,6 +83,8 @@ class Population:
         # kernel views (by tuple type) and array views (by name) of the live rows, each kept with
         # the count it was made for and dropped when a buffer is replaced (see :attr:`layout`)
         self._version = 0
+        #: advances whenever animals arrive (appended, or loaded from a state): rows not seen before
+        self.arrivals = 0
         self._views: dict = {}
         self._allocate(max(int(capacity), 16))
         self._agent_type = agent_tuple_type(self._component_defaults)
@@ -289,6 +291,7 @@ class Population:
                 buf[:n] = self._component_defaults[name]
         self._buffers["uid"][n:] = -1
         self._buffers["alive"][n:] = False
+        self.arrivals += 1
         self._set_count(n)
 
     def remove_rows(self, rows: np.ndarray) -> None:
@@ -324,6 +327,7 @@ class Population:
             if values is None and name in self._draws:
                 values = self._draws[name](k)
             b[name][sl] = default if values is None else values
+        self.arrivals += 1
         self._set_count(start + k)
 
     def compact(self) -> int:
