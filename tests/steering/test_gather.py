@@ -73,6 +73,19 @@ def test_a_tag_filter_gathers_the_rows_that_pass_and_every_row_again_once_nobody
     _check(gather(sim.world, group), _oracle(sim, ["west", "east"], bit))
 
 
+def test_a_gather_hands_on_the_same_arrays_step_after_step_with_the_animals_moved():
+    # kept while the layouts hold (so a behaviour's arguments built from them can be kept too),
+    # refreshed with every step's positions
+    sim, hawk, group, bit = _hawk(2)
+    first = gather(sim.world, group)
+    before = first[0].position.copy()
+    sim.step(2)
+    again = gather(sim.world, group)
+    assert again[0] is first[0] and again[1] is first[1] and again[2] is first[2]
+    _check(again, _oracle(sim, ["west", "east"], bit))
+    assert not np.array_equal(again[0].position, before)  # the animals moved, and so did the copies
+
+
 def test_a_gather_follows_populations_whose_counts_change():
     # births and deaths by commands: the same pipeline and group see new layouts
     sim, hawk, group, bit = _hawk(2)

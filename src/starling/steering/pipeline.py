@@ -27,7 +27,7 @@ from .params import with_stream_key
 from .per_animal import bind_draws
 from .random import stream_key
 from .queries.candidates import NO_WRAP
-from .queries.neighbors import NeighborQuerySpec, Neighbors, find_neighbors, normalize_box, search_into
+from .queries.neighbors import NeighborQuerySpec, Neighbors, _same_memory, normalize_box, search_into
 from .targets import gather
 from .queries.pairs import PairGeometry
 from .groups import BehaviorSlot, NeighborGroup, NeighborView, RayGroup, RayView
@@ -368,8 +368,13 @@ class SpeciesPipeline:
             else:
                 # one neighbour more when the animal itself is among the targets (dropped below)
                 spec = group.query_with_self if includes_self else group.query
-                group.neighbors = find_neighbors(pop.position, pop.forward, others.position, spec,
-                                                 exclude_self=False, box=box, out=group.neighbors)
+                # what find_neighbors would make of these arguments, without its checks: the gathered
+                # positions are C-ordered float32 rows, a buffer's or a population's own
+                tpos = others.position
+                if tpos is not pop.position and _same_memory(pop.position, tpos):
+                    tpos = pop.position  # one population: the grid reuses its sort for the queries
+                group.neighbors = search_into(pop.position, pop.forward, tpos, spec, query_box, False,
+                                              group.neighbors)
             if includes_self and group.joint is None:
                 own_idx = self.index_in_targets(world, group)
                 self_row = np.full(pop.n, -1, np.int64)

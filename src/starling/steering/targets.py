@@ -45,12 +45,13 @@ class Gathered:
         self.sources = [[getattr(t, f) for t in targets] for f in fields._fields]
         self.arrays = [np.zeros((capacity,) + like[0].shape[1:], like[0].dtype) for like in self.sources]
         self.whole = False  # species and rows hold the unfiltered order of every target's rows
+        self.unfiltered = None  # what a gather of every row hands on, kept (see _unfiltered)
         self.passing = [np.zeros(max(size, 1), np.int64) for size in self.sizes]  # each target's rows a filter keeps
 
     def __getstate__(self) -> dict:
         # the sources are views of the populations' buffers, which a copy or a pickle would not
         # look at, and the key names objects by identity: both are made again on first use
-        return {**self.__dict__, "key": None, "sources": [], "whole": False}
+        return {**self.__dict__, "key": None, "sources": [], "whole": False, "unfiltered": None}
 
     def index(self, picked) -> int:
         """Write each gathered target's species and row for ``picked`` (per target, its rows or
@@ -100,19 +101,12 @@ def _gather_now(world: World, group):
         buf = group.gathered = Gathered(key, fields, targets)
     picked = _filter(targets, group, buf) if group.include_bits or group.exclude_bits else None
     if picked is None:  # every row of every target
-        total = buf.whole_total
-        if not buf.whole:
-            buf.index([None] * len(buf.sizes))
-        filled = [t for t, size in enumerate(buf.sizes) if size]
-        if len(filled) == 1:  # one population's rows: its own arrays, no copy
-            return (buf.fields(*(sources[filled[0]] for sources in buf.sources)),
-                    buf.species[:total], buf.rows[:total])
-        arrays = []
-        for sources, out in zip(buf.sources, buf.arrays):
-            out = out[:total]
+        if buf.unfiltered is None or not buf.whole:  # (a filtered gather since wrote species and rows)
+            buf.unfiltered = _unfiltered(buf)
+        gathered, copies = buf.unfiltered
+        for sources, out in copies:
             np.concatenate(sources, out=out)
-            arrays.append(out)
-        return buf.fields(*arrays), buf.species[:total], buf.rows[:total]
+        return gathered
     total = buf.index(picked)
     species_idx = buf.species[:total]
     rows_out = buf.rows[:total]
@@ -129,6 +123,23 @@ def _gather_now(world: World, group):
                 at += rows.size
         arrays.append(out)
     return buf.fields(*arrays), species_idx, rows_out
+
+
+def _unfiltered(buf: Gathered):
+    """``((fields, species, rows), copies)`` of a gather of every row of every target: the same
+    objects every step while the targets' layouts hold (so what is built from them can be kept
+    too), and the ``(sources, out)`` concatenations that refresh them (none when one target has
+    every row: its own arrays are handed on, not copies)."""
+    total = buf.whole_total
+    if not buf.whole:
+        buf.index([None] * len(buf.sizes))
+    filled = [t for t, size in enumerate(buf.sizes) if size]
+    if len(filled) == 1:  # one population's rows: its own arrays, no copy
+        return (buf.fields(*(sources[filled[0]] for sources in buf.sources)), buf.species[:total],
+                buf.rows[:total]), ()
+    outs = [out[:total] for out in buf.arrays]
+    copies = tuple(zip(buf.sources, outs)) if total else ()
+    return (buf.fields(*outs), buf.species[:total], buf.rows[:total]), copies
 
 
 def _filter(targets, group, buf: Gathered):
