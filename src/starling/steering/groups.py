@@ -115,6 +115,9 @@ class NeighborGroup:
     # (rows, the view of them) for which ``neighbors`` was last cleared because its target was empty
     # (None: queried since, so the table holds neighbours)
     _cleared_for: Any = field(default=None, repr=False, compare=False)
+    # (the table's index, count and distance buffers, the geometry's direction rows, the view of them) that
+    # SpeciesPipeline._query hands the behaviours, kept while those are the same objects
+    _view: Any = field(default=None, repr=False, compare=False)
     # derived from the fields above when the group is made (see __post_init__)
     target_components: frozenset = field(init=False, repr=False)  # what its behaviours read from targets
     target_type: Any = field(init=False, repr=False)  # the core arrays and those components

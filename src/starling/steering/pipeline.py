@@ -388,21 +388,27 @@ class SpeciesPipeline:
                 group.target_uids = others.uid.copy()
         nb = group.neighbors
         n = pop.n
-        k = group.query.k
-        index = nb.index[:n, :k]
-        count = nb.count[:n]
-        if group.geometry is None:
-            group.geometry = PairGeometry()
-        group.nobody = np.count_nonzero(count) == 0  # (ndarray.any goes through Python in NumPy)
-        if not group.geometry_needed:  # the query's distances; the buffers, never written, are zeros
-            direction, _, angle = group.geometry.buffers(n, k)
-            distance = nb.distance[:n, :k]
-        elif group.nobody:  # no pair to describe: the buffers, unwritten (no kernel reads a pair past count)
-            direction, distance, angle = group.geometry.buffers(n, k)
-        else:
-            direction, distance, angle = group.geometry.compute(
-                pop.position, pop.forward, others.position, index, count, box32, parallel=n >= threads_from())
-        return others, NeighborView(index, count, distance, angle, direction)
+        geometry = group.geometry
+        if geometry is None:
+            geometry = group.geometry = PairGeometry()
+        direction, distance, angle = geometry.buffers(n, group.query.k)
+        # the view of n rows is kept while the table's and the geometry's buffers are the ones it shows
+        # (a step then builds none, and what the behaviours' arguments are built from stays the same)
+        kept = group._view
+        if (kept is None or kept[0] is not nb.index or kept[1] is not nb.count or kept[2] is not nb.distance
+                or kept[3] is not direction):
+            k = group.query.k
+            if not group.geometry_needed:  # the query's distances; the geometry's buffers, never written, are zeros
+                distance = nb.distance[:n, :k]
+            view = NeighborView(nb.index[:n, :k], nb.count[:n], distance, angle, direction)
+            kept = group._view = (nb.index, nb.count, nb.distance, direction, view)
+        view = kept[4]
+        group.nobody = np.count_nonzero(view.count) == 0  # (ndarray.any goes through Python in NumPy)
+        # no pair to describe when nobody was found: the buffers stay unwritten (no kernel reads a pair past count)
+        if group.geometry_needed and not group.nobody:
+            geometry.compute(pop.position, pop.forward, others.position, view.index, view.count, box32,
+                             parallel=n >= threads_from())
+        return others, view
 
     def _nobody_there(self, pop, group: NeighborGroup, target, record: bool):
         """What :meth:`_query` returns when the group's one target population (``target``) is empty
