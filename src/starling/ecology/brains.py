@@ -363,6 +363,22 @@ class _Buffers:
             self.draws = np.zeros(cap, np.float64)
             self.arange = np.arange(cap, dtype=np.int64)
             self.no_self = np.full(cap, -1, np.int64)
+            self._rows = None
+            self.thinking = None  # BrainsSystem._think's arguments for one layout
+
+    def own_rows(self, n: int) -> np.ndarray:
+        """``0 .. n-1``: each animal's own index among targets that are its own species (kept per ``n``)."""
+        return self._rows_of(n)[0]
+
+    def no_rows(self, n: int) -> np.ndarray:
+        """``-1`` for each of ``n`` animals: none is among the targets (kept per ``n``)."""
+        return self._rows_of(n)[1]
+
+    def _rows_of(self, n: int):
+        rows = self._rows
+        if rows is None or rows[0] != n:
+            rows = self._rows = (n, self.arange[:n], self.no_self[:n])
+        return rows[1:]
 
 
 class BrainsSystem(System):
@@ -422,8 +438,7 @@ class BrainsSystem(System):
         n = view.pop.n
         if len(names) == 1 and not include_bits and not exclude_bits:
             pop = self.world.population(names[0])
-            own = buf.arange[:n] if names[0] == view.name else buf.no_self[:n]
-            return pop.position, own
+            return pop.position, buf.own_rows(n) if names[0] == view.name else buf.no_rows(n)
         chunks = []
         offset = 0
         self_index = np.full(n, -1, np.int64)
@@ -468,25 +483,29 @@ class BrainsSystem(System):
         pop = mind.view.pop
         n = pop.n
         buf = mind._buffers
-        columns = buf.columns[:, :n]
-        for c, name in enumerate(brain.columns):
-            columns[c] = pop.component(name)
-        counts = buf.counts[:, :n]
+        kept = buf.thinking
+        if kept is None or kept[0] != pop.layout or kept[1] != buf.cap or kept[2] != dt:
+            columns = buf.columns[:, :n]
+            args = (pop.component("state"), pop.component("state_time"), pop.component("target_speed"),
+                    brain.target_speed, brain.from_mask, brain.to, brain.probabilities(dt), brain.first, brain.kind,
+                    brain.source, brain.op, brain.value32, brain.value64, buf.columns, buf.counts,
+                    pop.velocity)  # whole buffers: one layout
+            scratch = (buf.current[:n], buf.new[:n], buf.live[:n], buf.decided[:n], buf.changed[:n])
+            # the arguments, and each column's row with the component it holds, kept while the layout holds
+            kept = buf.thinking = (pop.layout, buf.cap, dt, args, scratch, buf.draws[:n], buf.counts[:, :n],
+                                   [(columns[c], pop.component(name)) for c, name in enumerate(brain.columns)])
+        _, _, _, args, scratch, draws, counts, columns = kept
+        for row, values in columns:
+            row[:] = values
         for q, key in enumerate(brain.perceptions):
             counts[q] = seen[key][0]
-        state = pop.component("state")
-        changed = buf.changed[:n]
-        args = (state, pop.component("state_time"), pop.component("target_speed"), brain.target_speed,
-                brain.from_mask, brain.to, brain.probabilities(dt), brain.first, brain.kind, brain.source, brain.op,
-                brain.value32, brain.value64, buf.columns, buf.counts, pop.velocity)  # whole buffers: one layout
-        scratch = (buf.current[:n], buf.new[:n], buf.live[:n], buf.decided[:n], changed)
-        draws = buf.draws[:n]
         t = _take_transitions(*args, -1, draws, *scratch)
         while t >= 0:  # a probabilistic transition with live animals: n draws, as NumPy's rng.random(n)
             self.ctx.rng.random(out=draws)
             t = _take_transitions(*args, t, draws, *scratch)
+        changed = scratch[4]
         if brain.acts and changed.any():
-            self._enter(mind, state, changed)
+            self._enter(mind, args[0], changed)
 
     def _enter(self, mind: _Mind, state: np.ndarray, changed: np.ndarray) -> None:
         """Run the ``on_enter`` actions of every state some animals just entered (states in order)."""

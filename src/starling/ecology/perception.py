@@ -122,7 +122,11 @@ class Perception:
         self.distance = np.zeros(0, np.float32)
         self.scratch = np.zeros((4, 0), np.float32)
         self._table = None
+        self._counting = None  # see count
         self._kernel_calls = CallSite()  # each question is asked with the same kinds of arrays every step
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_counting": None}  # kept views would unpickle as copies
 
     def _reserve(self, n: int) -> None:
         if self.total.shape[0] < n:
@@ -133,6 +137,11 @@ class Perception:
 
     def count(self, position, forward, targets, self_index, radius: float, fov_deg: float):
         """``(total, nearest, distance)`` views for the first n animals (see :func:`_count_nearest`)."""
+        kept = self._counting  # the last brute-force call's arguments, kept while they are the same objects
+        if (kept is not None and kept[0] is position and kept[1] is forward and kept[2] is targets
+                and kept[3] is self_index and kept[4] == radius and kept[5] == fov_deg):
+            self._kernel_calls(_count_nearest, position.shape[0], *kept[6])
+            return kept[7]
         n = position.shape[0]
         m = targets.shape[0]
         self._reserve(n)
@@ -141,9 +150,12 @@ class Perception:
             if self.scratch.shape[1] < m:
                 self.scratch = np.zeros((4, max(m, int(self.scratch.shape[1] * 1.5), 16)), np.float32)
             r2, cos_limit, sees_all = query_thresholds(float(radius), float(fov_deg))
-            self._kernel_calls(_count_nearest, n, position, forward, targets, self_index, r2, cos_limit, sees_all,
-                               total, nearest, distance, *self.scratch)
+            args = (position, forward, targets, self_index, r2, cos_limit, sees_all, total, nearest, distance,
+                    *self.scratch)
+            self._counting = (position, forward, targets, self_index, radius, fov_deg, args, (total, nearest, distance))
+            self._kernel_calls(_count_nearest, n, *args)
             return total, nearest, distance
+        self._counting = None
         # the grid: k = 2 leaves room for the animal itself, which it always sees at distance 0
         spec = NeighborQuerySpec(max_distance=float(radius), k=2, fov_deg=float(fov_deg))
         nb = self._table = find_neighbors(position, forward, targets, spec, out=self._table)
