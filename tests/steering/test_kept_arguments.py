@@ -25,6 +25,30 @@ def _same_steps(sim, steps: int) -> None:
             assert a[key].tobytes() == b[key].tobytes(), (step, key)
 
 
+def _kept_for_now(sim) -> None:
+    """Every argument tuple a step keeps was built for its population's present layout."""
+    kept = []
+    systems = {system.name: system for system in sim.systems}
+    if "energy" in systems:
+        kept += [(body.view.pop, body.kept) for body in systems["energy"].bodies.values()]
+    if "factors" in systems:
+        kept += [(f.view.pop, f.speed_args) for f in systems["factors"].species.values()]
+    if "brains" in systems:
+        kept += [(mind.view.pop, getattr(mind._buffers, "thinking", None)) for mind in systems["brains"].minds.values()]
+    checked = 0
+    for pop, entry in kept:
+        if entry is not None and pop.n:
+            assert entry[0] == pop.layout, pop.name
+            checked += 1
+    for pipe in sim.pipelines:
+        pop = sim.world.population(pipe.name)
+        for slot in pipe.slots:
+            if slot._bound is not None and pop.n:
+                assert slot._bound[5] == pop.n and slot._bound[9] == pop.layout, slot.where
+                checked += 1
+    assert checked
+
+
 @pytest.mark.parametrize("scene", ["lagoon", "flock"])
 def test_a_run_whose_animals_come_and_go_steps_as_one_built_after_the_change(scene):
     sim = starling.load_scenario(scene, record_debug=False)
@@ -34,9 +58,14 @@ def test_a_run_whose_animals_come_and_go_steps_as_one_built_after_the_change(sce
     rng = np.random.default_rng(1)
 
     def arrive(k: int) -> None:
-        sim.world.commands.spawn(species, pop.position[:1] + rng.normal(0.0, 1.0, (k, 3)),
-                                 np.repeat(pop.velocity[:1], k, axis=0))
+        for sp in sim.scenario.species:  # every species, the largest by k
+            other = sim.world.population(sp.name)
+            m = k if sp.name == species else 2
+            sim.world.commands.spawn(sp.name, other.position[:1] + rng.normal(0.0, 1.0, (m, 3)),
+                                     np.repeat(other.velocity[:1], m, axis=0))
+        sim.step()  # they arrive at the end of this step
         sim.step()
+        _kept_for_now(sim)
 
     # more newcomers than the spare room: the population's and the results' buffers are replaced
     capacity = pop.capacity
@@ -51,5 +80,14 @@ def test_a_run_whose_animals_come_and_go_steps_as_one_built_after_the_change(sce
     _same_steps(sim, 3)
     # fewer, in the same buffers
     sim.world.commands.kill(species, pop.uid[::3].copy())
-    sim.step()
+    sim.step(2)
+    _kept_for_now(sim)
     _same_steps(sim, 3)
+
+
+def test_the_bodies_kernel_is_handed_may_lose_where_it_takes_it():
+    import inspect
+
+    from starling.ecology import energy
+
+    assert list(inspect.signature(energy._bodies.py_func).parameters)[energy._MAY_LOSE] == "may_lose"

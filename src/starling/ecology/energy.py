@@ -55,6 +55,7 @@ class _Body:
             ids = {s.name: i for i, s in enumerate(view.brain_cfg.states)}
             self.drain_ids = np.array([ids[s] for s in eco.stamina.drain_states], np.float32)
         self.cap = 0
+        self.kept = None  # (layout, capacity, dt, arguments) of the kernel, see EnergySystem._advance
         self.table = {t: eco is not None and getattr(eco, t) is not None for t in SECTIONS}
         self.starve = self.table["hunger"] and eco.hunger.starve_after is not None
         self.ages = self.table["age"] and eco.age.max_age is not None
@@ -115,6 +116,35 @@ class EnergySystem(System):
             if body.view.pop.n:
                 self._advance(body, dt)
 
+    @staticmethod
+    def _body_args(body: _Body, pop, n: int, dt: float) -> tuple:
+        """``_bodies``' arguments this step, and whether any is drawn per animal (its values are then
+        this step's copy, and the arguments are not kept)."""
+        v = body.view
+        eco = v.eco
+        none = body.none[:n]
+        table = body.table
+        top, top_f32 = body.top_speed()
+        drain, recovery, energy_drawn = body.params("energy", ("drain", "recovery"))
+        rate, starve_after, hunger_drawn = body.params("hunger", ("rate", "starve_after"))
+        # a shared hunger rate is multiplied by dt as Python numbers, then added to the float32 hunger
+        rate_dt = float(rate[0]) * dt if not hunger_drawn & 1 else 0.0
+        lose, regain, maximum, stamina_drawn = body.params("stamina", ("lose", "regain", "max"))
+        st = eco.stamina if table["stamina"] else None
+        age = eco.age if table["age"] else None
+        args = (pop.velocity, top, top_f32, np.float32(v.mover_max),
+                pop.component("energy") if table["energy"] else none, table["energy"], drain, recovery,
+                eco.energy.drain_power if table["energy"] else 2.0,
+                pop.component("hunger") if table["hunger"] else none, table["hunger"], rate, hunger_drawn & 1,
+                rate_dt, pop.component("starving") if body.starve else none, body.starve, starve_after,
+                pop.component("stamina") if st else none, st is not None, lose, regain, maximum, body.may_lose[:n],
+                st.lose_above if st else 1.0, st.regain_below if st else 0.0,
+                pop.component("age") if age else none, age is not None,
+                np.float32(age.years_per_second * dt) if age else np.float32(0.0),
+                np.float32(age.max_age if body.ages else 0.0), body.ages, dt, body.starved[:n], body.old[:n])
+        drawn = bool(energy_drawn or hunger_drawn or stamina_drawn) or body._top is None
+        return args, drawn
+
     def _advance(self, body: _Body, dt: float) -> None:
         """Energy, hunger, stamina and age advance by ``dt`` (after the move); deaths go to the lifecycle."""
         v = body.view
@@ -122,32 +152,19 @@ class EnergySystem(System):
         n = pop.n
         eco = v.eco
         body.reserve(n)
-        none = body.none[:n]
-        table = body.table
-        top, top_f32 = body.top_speed()
-        drain, recovery, _ = body.params("energy", ("drain", "recovery"))
-        rate, starve_after, hunger_drawn = body.params("hunger", ("rate", "starve_after"))
-        # a shared hunger rate is multiplied by dt as Python numbers, then added to the float32 hunger
-        rate_dt = float(rate[0]) * dt if not hunger_drawn & 1 else 0.0
-        lose, regain, maximum, _ = body.params("stamina", ("lose", "regain", "max"))
-        may_lose = body.may_lose[:n]
-        if table["stamina"] and body.drain_ids is not None:
+        kept = body.kept  # the kernel's arguments, kept while the layout, the buffers and dt hold
+        if kept is None or kept[0] != pop.layout or kept[1] != body.cap or kept[2] != dt:
+            args, drawn = self._body_args(body, pop, n, dt)
+            kept = body.kept = None if drawn else (pop.layout, body.cap, dt, args)
+        else:
+            args = kept[3]
+        may_lose = args[_MAY_LOSE]
+        if body.table["stamina"] and body.drain_ids is not None:
             may_lose[:] = np.isin(pop.component("state"), body.drain_ids)
         else:
             may_lose[:] = True
-        starved, old = body.starved[:n], body.old[:n]
-        st = eco.stamina if table["stamina"] else None
-        age = eco.age if table["age"] else None
-        dying = _bodies(pop.velocity, top, top_f32, np.float32(v.mover_max),
-                        pop.component("energy") if table["energy"] else none, table["energy"], drain, recovery,
-                        eco.energy.drain_power if table["energy"] else 2.0,
-                        pop.component("hunger") if table["hunger"] else none, table["hunger"], rate, hunger_drawn & 1,
-                        rate_dt, pop.component("starving") if body.starve else none, body.starve, starve_after,
-                        pop.component("stamina") if st else none, st is not None, lose, regain, maximum, may_lose,
-                        st.lose_above if st else 1.0, st.regain_below if st else 0.0,
-                        pop.component("age") if age else none, age is not None,
-                        np.float32(age.years_per_second * dt) if age else np.float32(0.0),
-                        np.float32(age.max_age if body.ages else 0.0), body.ages, dt, starved, old)
+        dying = _bodies(*args)
+        starved, old = args[-2], args[-1]
         if dying:
             if body.starve and starved.any():
                 self.ctx.lifecycle.kill(v.name, pop.uid[starved], cause="starvation")
@@ -223,6 +240,10 @@ def _params(v, section: str, fields) -> list:
 @njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _at(values, i):
     return values[i] if values.shape[0] > 1 else values[0]
+
+
+#: where ``_bodies`` takes ``may_lose`` (set before each call from the brain's states)
+_MAY_LOSE = 22
 
 
 @njit(cache=True, no_cfunc_wrapper=True)

@@ -70,6 +70,7 @@ class _Factors:
         self._none = np.zeros(0, np.float32)
         self._params: dict = {}
         self._columns = np.ones((len(self.weight_vars), 0), np.float32)
+        self.speed_args = None  # (layout, speed buffer, arguments) of _speed_factors, see FactorsSystem._modulate
         if not self.modulates_speed:
             pipeline.speed_scale = None
             pipeline.accel_scale = None
@@ -145,6 +146,37 @@ class FactorsSystem(System):
         for name, dist in v.components.items():
             pop.component(name)[rows] = dist.sample(rng, k)
 
+    @staticmethod
+    def _speed_args(f: _Factors, pop, n: int, none, state) -> tuple:
+        """``_speed_factors``' arguments this step, and whether a parameter is drawn per animal (its
+        values are then this step's copy, and the arguments are not kept)."""
+        view = f.view
+        eco = view.eco
+        energy = eco is not None and eco.energy is not None
+        stamina = eco is not None and eco.stamina is not None
+        age = eco.age if eco is not None and eco.age is not None else None
+        var = view.variation
+        below, min_speed, min_accel = (f.param("energy", x) for x in
+                                       ("fatigue_below", "min_speed_factor", "min_accel_factor"))
+        pen_below, pen_max = (f.param("stamina", x) for x in ("penalty_below", "max_penalty"))
+        age_max = f.param("age", "max_penalty")
+        brain = f.brain
+        args = (
+            pop.component("energy") if energy else none, energy, *below, *min_speed, *min_accel,
+            pop.component("stamina") if stamina else none, stamina, *pen_below, *pen_max,
+            pop.component("age") if age else none, age is not None,
+            np.float32(max(age.young_below, 1e-9) if age else 1.0), bool(age and age.young_below > 0),
+            np.float32(age.old_above if age else 0.0), np.float32(age.old_span if age else 1.0),
+            *age_max, view.mover_max,
+            pop.component("var_max_speed") if var is not None and var.max_speed is not None else none,
+            var is not None and var.max_speed is not None,
+            pop.component("var_acceleration") if var is not None and var.acceleration is not None else none,
+            var is not None and var.acceleration is not None,
+            state, brain is not None, brain.speed_factor if brain else f.one, brain.accel_factor if brain else f.one,
+            f._speed[:n], f._accel[:n])
+        drawn = any(p[1] for p in (below, min_speed, min_accel, pen_below, pen_max, age_max))
+        return args, drawn
+
     def _modulate(self, f: _Factors) -> None:
         """Write this step's per-animal factors into the pipeline (speed, acceleration, desires)."""
         view = f.view
@@ -158,28 +190,13 @@ class FactorsSystem(System):
                 cap = max(n, pop.capacity)
                 f._speed = np.ones(cap, np.float32)
                 f._accel = np.ones(cap, np.float32)
-            eco = view.eco
-            energy = eco is not None and eco.energy is not None
-            stamina = eco is not None and eco.stamina is not None
-            age = eco.age if eco is not None and eco.age is not None else None
-            var = view.variation
-            below, min_speed, min_accel = (f.param("energy", x) for x in
-                                           ("fatigue_below", "min_speed_factor", "min_accel_factor"))
-            pen_below, pen_max = (f.param("stamina", x) for x in ("penalty_below", "max_penalty"))
-            brain = f.brain
-            _speed_factors(
-                pop.component("energy") if energy else none, energy, *below, *min_speed, *min_accel,
-                pop.component("stamina") if stamina else none, stamina, *pen_below, *pen_max,
-                pop.component("age") if age else none, age is not None,
-                np.float32(max(age.young_below, 1e-9) if age else 1.0), bool(age and age.young_below > 0),
-                np.float32(age.old_above if age else 0.0), np.float32(age.old_span if age else 1.0),
-                *f.param("age", "max_penalty"), view.mover_max,
-                pop.component("var_max_speed") if var is not None and var.max_speed is not None else none,
-                var is not None and var.max_speed is not None,
-                pop.component("var_acceleration") if var is not None and var.acceleration is not None else none,
-                var is not None and var.acceleration is not None,
-                state, brain is not None, brain.speed_factor if brain else f.one, brain.accel_factor if brain else f.one,
-                f._speed[:n], f._accel[:n])
+            kept = f.speed_args  # kept while the layout and the buffers hold, unless a parameter is drawn
+            if kept is None or kept[0] != pop.layout or kept[1] is not f._speed:
+                args, drawn = self._speed_args(f, pop, n, none, state)
+                kept = f.speed_args = None if drawn else (pop.layout, f._speed, args)
+            else:
+                args = kept[2]
+            _speed_factors(*args)
             pipeline.speed_scale = f._speed
             pipeline.accel_scale = f._accel
         if f.brain is not None and f.brain.turns:
