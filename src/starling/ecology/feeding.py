@@ -22,7 +22,7 @@ from typing import Optional
 import numpy as np
 from numba import njit
 
-from ..environment.raycast import cast_rays
+from ..environment.casting import PARALLEL_THRESHOLD
 from ..systems import Access, ComponentSpec, System, specs
 from ..world.tags import rows_with_tags
 from . import items as I
@@ -48,6 +48,9 @@ class _DownRays:
     def __init__(self):
         self.origins = np.zeros((0, 3), np.float32)
         self.down = np.zeros((0, 3), np.float32)
+        self._hits = None  # RayHits for as many rays as origins holds
+        self._rows = None  # (n, the hits of n rows)
+        self._reach = (None, None)  # (metres, as the kernel's (1,) float32 array)
 
     def take(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         if self.down.shape[0] < n:
@@ -55,7 +58,21 @@ class _DownRays:
             self.origins = np.zeros((cap, 3), np.float32)
             self.down = np.zeros((cap, 3), np.float32)
             self.down[:, 1] = -1.0
+            self._hits = self._rows = None
         return self.origins[:n], self.down[:n]
+
+    def cast(self, env, k: int, reach: float, mask: int):
+        """Cast the first ``k`` rays :meth:`take` gave into ``env``, up to ``reach`` metres: what
+        ``cast_rays`` returns for them, into hits kept here, without its checks and conversions."""
+        if self._hits is None:
+            self._hits = env.allocate_hits(self.origins.shape[0])
+        if self._rows is None or self._rows[0] != k:
+            self._rows = (k, self._hits.view(k))
+        if self._reach[0] != reach:
+            self._reach = (reach, np.full(1, reach, np.float32))
+        hits = self._rows[1]
+        env.cast_into(self.origins[:k], self.down[:k], self._reach[1], mask, hits, k >= PARALLEL_THRESHOLD)
+        return hits
 
 
 def owned(species_cfg) -> tuple[ComponentSpec, ...]:
@@ -128,6 +145,7 @@ class FeedingSystem(System):
                 pop.add_component(spec)
         self.eaters = {v.name: _Eater(v) for v in ctx.species if v.kit}
         self._rays = _DownRays()  # the items' rays to the ground under them (_ground_under)
+        self._ground_mask = (None, 0)  # (the environment, the mask of its ground layers)
 
     def components(self) -> dict[str, Access]:
         out = {name: Access(owns=specs(I.COMPONENTS)) for name in ITEMS}
@@ -298,7 +316,7 @@ class FeedingSystem(System):
         k = _still_rows(open_, pop.velocity, pop.position, np.float32(g.max_speed), e.grazers, origins)
         if k == 0:
             return
-        hits = cast_rays(env, origins[:k], down[:k], g.reach, mask=env.mask(g.layers))
+        hits = e.rays.cast(env, k, float(g.reach), env.mask(g.layers))
         for row in e.grazers[:k][hits.hit[:k]]:
             took(row, v.value_at("eating", "bite", row), v.value_at("graze", "nutrition", row))
 
@@ -309,11 +327,13 @@ class FeedingSystem(System):
         n = pop.n
         if env is None or n == 0:
             return self.ground
-        origins, down = self._rays.take(n)
+        origins, _ = self._rays.take(n)
         np.add(pop.position, _LIFT, out=origins)
-        known = [name for name in ("terrain", "ground", "environment") if name in env.layers]
+        if self._ground_mask[0] is not env:
+            known = [name for name in ("terrain", "ground", "environment") if name in env.layers]
+            self._ground_mask = (env, env.mask(known))
         reach = float(self.world.bounds_max[1] - self.world.bounds_min[1]) + 1.0
-        hits = cast_rays(env, origins, down, reach, mask=env.mask(known))
+        hits = self._rays.cast(env, n, reach, self._ground_mask[1])
         return np.where(hits.hit[:n], hits.point[:n, 1], self.ground)
 
     def spawn_apple(self, origin: np.ndarray, velocity: np.ndarray) -> None:
