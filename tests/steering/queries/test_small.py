@@ -194,3 +194,28 @@ def test_a_hinted_row_still_breaks_ties_by_index():
         for got, expected in zip(table(out, n), want):
             np.testing.assert_array_equal(got, expected)
         assert (want[3] > 0).any()  # rows were cut among equal distances
+
+
+def test_the_same_arrays_moved_in_place_and_asked_again_get_the_new_answer():
+    """A group asks the same query of the same arrays every step (the kernel's arguments are then
+    kept): moved in place, asked with another k, other targets or more rows, the table is the grid's."""
+    rng = np.random.default_rng(12)
+    position, forward = cloud(rng, 120, 12.0, 3)
+    targets, _ = cloud(rng, 30, 12.0, 3)
+    out = Neighbors()
+    others, _ = cloud(rng, 30, 12.0, 3)
+    narrow, wide = NeighborQuerySpec(max_distance=4.0, k=5), NeighborQuerySpec(max_distance=6.0, k=9)
+    farther = NeighborQuerySpec(max_distance=7.0, k=5)  # only the radius differs from narrow
+    # each change below is alone in changing what the search is asked
+    asked = [(narrow, position), (narrow, position), (farther, position), (wide, position), (wide, position),
+             (narrow, targets), (narrow, others), (narrow, position)]
+    for step, (spec, tpos) in enumerate(asked):
+        position[:] = (position + rng.normal(scale=0.3, size=position.shape)) % np.float32(12.0)
+        itself = tpos is position
+        N.search_into(position, forward, tpos, spec, None, itself, out)
+        for got, want in zip(table(out, 120), grid_table(position, forward, tpos, spec, itself)):
+            np.testing.assert_array_equal(got, want, err_msg=str(step))
+    more, more_forward = cloud(rng, 140, 12.0, 3)  # more rows: the table grows
+    N.search_into(more, more_forward, more, narrow, None, True, out)
+    for got, want in zip(table(out, 140), grid_table(more, more_forward, more, narrow, True)):
+        np.testing.assert_array_equal(got, want)

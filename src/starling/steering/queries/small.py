@@ -142,7 +142,7 @@ def query_small(spos, sfwd, tpos, box, r2, cos_limit, sees_all, exclude_self, k,
 class SmallScratch:
     """The all-pairs kernel's per-target scratch, grown by capacity."""
 
-    __slots__ = ("columns", "ok", "packed_index", "_arrays", "kernel_calls")
+    __slots__ = ("columns", "ok", "packed_index", "_arrays", "kernel_calls", "kept")
 
     def __init__(self) -> None:
         self._allocate(0)
@@ -151,6 +151,7 @@ class SmallScratch:
         self.kernel_calls = CallSite()
 
     def _allocate(self, cap: int) -> None:
+        self.kept = None  # the all-pairs search's last arguments (neighbors._all_pairs_search), these buffers among them
         # one slot more than the targets: the branch-free packing writes one past its last candidate
         self.columns = np.zeros((5, cap + 1), np.float32)  # x, y, z, distance, packed distance
         self.ok = np.zeros(cap + 1, np.bool_)
@@ -174,4 +175,6 @@ class SmallScratch:
 
     def __setstate__(self, state):
         self.columns, self.ok, self.packed_index = state
+        self.kept = None
+        self.kernel_calls = CallSite()
         self._views()
