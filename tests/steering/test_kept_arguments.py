@@ -33,12 +33,16 @@ def _kept_for_now(sim) -> None:
         kept += [(body.view.pop, body.kept) for body in systems["energy"].bodies.values()]
     if "factors" in systems:
         kept += [(f.view.pop, f.speed_args) for f in systems["factors"].species.values()]
+    if "environment" in systems:
+        kept += [(sim.world.population(body.name), body.kept) for body in systems["environment"].bodies]
+    if "feeding" in systems:
+        kept += [(e.view.pop, e._kept.get("mouths")) for e in systems["feeding"].eaters.values()]
     if "brains" in systems:
         kept += [(mind.view.pop, getattr(mind._buffers, "thinking", None)) for mind in systems["brains"].minds.values()]
     checked = 0
     for pop, entry in kept:
         if entry is not None and pop.n:
-            assert entry[0] == pop.layout, pop.name
+            assert entry[0] == pop.layout, pop.name  # (each keeps the layout it was built for first)
             checked += 1
     for pipe in sim.pipelines:
         pop = sim.world.population(pipe.name)

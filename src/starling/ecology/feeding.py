@@ -103,6 +103,15 @@ class _Eater:
         self._hungry = np.full(1, np.float32(np.nan))
         self._tagged: dict = {}  # food population -> (rows, points) buffers of its tagged items
         self.rays = _DownRays()  # the grazers' rays to the grass
+        self._kept: dict = {}  # kernel name -> (layout, its arguments), see kept
+
+    def kept(self, name: str, pop, build) -> tuple:
+        """The arguments ``build()`` gives for the kernel ``name``, kept while ``pop``'s layout holds
+        (views of its live rows and numbers fixed for the eater's life: a step then builds none)."""
+        hit = self._kept.get(name)
+        if hit is None or hit[0] != pop.layout:
+            hit = self._kept[name] = (pop.layout, build())
+        return hit[1]
 
     def reserve(self, n: int) -> None:
         if n > self.cap:
@@ -176,7 +185,8 @@ class FeedingSystem(System):
         for e in self.eaters.values():
             pop = e.view.pop
             if pop.n:
-                _chew(pop.component("chew"), pop.component("event_caught"), pop.component("event_bit"), dt32)
+                _chew(*e.kept("chew", pop, lambda: (pop.component("chew"), pop.component("event_caught"),
+                                                    pop.component("event_bit"))), dt32)
         for e in self.eaters.values():
             if e.eats and e.view.pop.n:
                 self._eat(e)
@@ -202,8 +212,8 @@ class FeedingSystem(System):
     # ------------------------------------------------------------------ mouths
     def place_mouths(self, e: _Eater) -> None:
         pop = e.view.pop
-        _mouths(pop.position, pop.forward, pop.up, *e.offset, pop.component("mouth_x"), pop.component("mouth_y"),
-                pop.component("mouth_z"))
+        _mouths(*e.kept("mouths", pop, lambda: (pop.position, pop.forward, pop.up, *e.offset, pop.component("mouth_x"),
+                                                 pop.component("mouth_y"), pop.component("mouth_z"))))
 
     # ------------------------------------------------------------------ eating
     def _eat(self, e: _Eater) -> None:

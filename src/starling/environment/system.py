@@ -314,6 +314,8 @@ class Body:
     out: Optional[object] = None  # reusable SlideResult buffers (capacity rows)
     moved: Optional[np.ndarray] = None  # the step's moves as velocities (capacity, 3), for the sweep
     radii: Optional[np.ndarray] = None  # the radius as the sweep takes it: (1,) float64
+    # (layout, start, out, dt, arrays, the serial sweep's arguments), see EnvironmentSystem.after_move
+    kept: Optional[tuple] = field(default=None, repr=False, compare=False)
     # the medium kernel's compiled entry points for this species (starling.kernel_calls)
     kernel_calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)
 
@@ -481,10 +483,14 @@ class EnvironmentSystem(System):
                     body.radii = np.full(1, float(body.radius))
                 out = body.out
                 if n < threads_from():
-                    body.kernel_calls(slide_moves, n, a, pos, vel, start, float(dt), np.float32(dt), world.wrap, size,
-                                      body.radii, float(body.skin),
-                                      np.int64(int(body.mask) & ALL_LAYERS), _ACTIVE, body.moved[:n],
-                                      out.positions[:n], out.velocities[:n], out.contacts[:n])
+                    kept = body.kept  # the kernel's arguments, kept while they are built from the same
+                    if (kept is None or kept[0] != pop.layout or kept[1] is not body.start or kept[2] is not out
+                            or kept[3] != dt or kept[4] is not a):
+                        kept = body.kept = (pop.layout, body.start, out, dt, a, (
+                            a, pos, vel, start, float(dt), np.float32(dt), world.wrap, size, body.radii,
+                            float(body.skin), np.int64(int(body.mask) & ALL_LAYERS), _ACTIVE, body.moved[:n],
+                            out.positions[:n], out.velocities[:n], out.contacts[:n]))
+                    body.kernel_calls(slide_moves, n, *kept[5])
                 else:
                     move = pos - start
                     if world.wrap:
