@@ -81,3 +81,28 @@ def test_a_scenario_without_the_section_builds_no_system(registered):
 def test_section_fields_are_validated_like_any_other(registered):
     with pytest.raises(ConfigError, match="slow_zone.factor: Input should be a valid number"):
         validate_scenario({**SCENE, "slow_zone": {"factor": "slow"}})
+
+
+def test_a_hook_left_as_the_base_class_no_op_is_not_called_and_every_other_is(monkeypatch):
+    calls = []
+    # every system that does not write after_commands of its own now has this one: it must never run
+    monkeypatch.setattr(System, "after_commands", lambda self, sim, killed: calls.append(("base", self.name)))
+
+    class OnlyAfterMove(System):
+        name = "only_after_move"
+
+        def after_move(self, sim, dt):
+            calls.append(("after_move", self.name))
+
+    sim = starling.load_scenario("lagoon", record_debug=False)
+    sim.step()
+    assert not calls
+    mine = OnlyAfterMove()
+    given = OnlyAfterMove()
+    given.name = "given"
+    # a hook given to the instance itself counts as the system's own
+    given.after_commands = lambda sim, killed: calls.append(("after_commands", "given"))
+    sim.systems.append(mine)
+    sim.systems.append(given)
+    sim.step(2)
+    assert calls == [("after_move", "only_after_move"), ("after_move", "given"), ("after_commands", "given")] * 2
