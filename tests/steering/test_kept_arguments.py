@@ -46,6 +46,10 @@ def _kept_for_now(sim) -> None:
             checked += 1
     for pipe in sim.pipelines:
         pop = sim.world.population(pipe.name)
+        for group in pipe.ray_groups:
+            if group._filling is not None and pop.n:
+                assert group._filling[1] == pop.layout, group.label
+                checked += 1
         for slot in pipe.slots:
             if slot._bound is not None and pop.n:
                 assert slot._bound[5] == pop.n and slot._bound[9] == pop.layout, slot.where

@@ -161,6 +161,8 @@ class RayGroup:
     view: Optional[RayView] = None  # the last cast (for inspection)
     # (n, the rays, the hits and the view of n animals' casts): views of the buffers, kept while n is
     _prepared: Any = field(default=None, repr=False, compare=False)
+    # (the rays, the layout, fill_rays' kernel and arguments), see SpeciesPipeline._cast
+    _filling: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         self.offset = np.asarray(self.query.origin_offset, dtype=np.float64)
@@ -191,4 +193,5 @@ class RayGroup:
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_prepared"] = None  # views would unpickle as copies, no longer looking at the buffers
+        state["_filling"] = None
         return state

@@ -31,7 +31,7 @@ from .queries.neighbors import NeighborQuerySpec, Neighbors, _same_memory, norma
 from .targets import gather
 from .queries.pairs import PairGeometry
 from .groups import BehaviorSlot, NeighborGroup, NeighborView, RayGroup, RayView
-from .queries.rays import fill_rays
+from .queries.rays import ray_filling
 from .registry import get_behavior, get_merger
 from .results import VelocityResults
 
@@ -270,7 +270,11 @@ class SpeciesPipeline:
         group.ensure(rows, self.environment)
         rays, hits, view = group.prepared(n)
         if n:
-            fill_rays(group.query, pop.position, pop.forward, pop.up, group.pattern, group.offset, rays)
+            kept = group._filling  # fill_rays' kernel and arguments, kept while the rays and the layout hold
+            if kept is None or kept[0] is not rays or kept[1] != pop.layout:
+                kept = group._filling = (rays, pop.layout, *ray_filling(group.query, pop.position, pop.forward,
+                                                                         pop.up, group.pattern, group.offset, rays))
+            kept[2](*kept[3])
         self.environment.cast_into(rays.origins, rays.directions, group.max_distance, group.mask, hits,
                                    parallel or rows >= RAY_PARALLEL_ROWS)
         group.view = view

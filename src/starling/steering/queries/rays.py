@@ -317,5 +317,13 @@ def fill_rays(spec: RayQuerySpec, positions: np.ndarray, forwards: np.ndarray, u
     """:func:`generate_rays` for a caller whose arguments already have the kernel's types, checked by nobody:
     C-ordered float32 ``(n, 3)`` positions, forwards and ups (or one ``(1, 3)`` up), the float64 pattern and
     ``origin_offset``, and ``out`` of exactly ``n * count`` rows (the steering pipeline, every step)."""
+    kernel, args = ray_filling(spec, positions, forwards, ups, pattern, offset, out)
+    kernel(*args)
+
+
+def ray_filling(spec: RayQuerySpec, positions: np.ndarray, forwards: np.ndarray, ups: np.ndarray,
+                pattern: np.ndarray, offset: np.ndarray, out: Rays):
+    """``(kernel, args)``: what :func:`fill_rays` calls, for a caller that keeps them while its arrays
+    are the same (the steering pipeline's ray groups: a step then builds none)."""
     kernel = _rays_parallel if positions.shape[0] >= _PARALLEL_THRESHOLD else _rays_serial
-    kernel(positions, forwards, ups, pattern, offset, spec.mode, out.origins, out.directions)
+    return kernel, (positions, forwards, ups, pattern, offset, spec.mode, out.origins, out.directions)
