@@ -24,6 +24,7 @@ from typing import Optional
 import numpy as np
 from numba import njit
 
+from ..kernel_calls import CallSite
 from ..errors import ConfigError, Problem
 from ..steering import registry
 from ..systems import Access, ComponentSpec, System, specs
@@ -347,6 +348,7 @@ class _Buffers:
 
     def __init__(self):
         self.cap = 0
+        self.kernel_calls = CallSite()  # the transitions' arguments are of one type for the brain's life
 
     def reserve(self, n: int, columns: int, counts: int) -> None:
         if n > self.cap or self.columns.shape[0] < columns or self.counts.shape[0] < counts:
@@ -499,10 +501,11 @@ class BrainsSystem(System):
             row[:] = values
         for q, key in enumerate(brain.perceptions):
             counts[q] = seen[key][0]
-        t = _take_transitions(*args, -1, draws, *scratch)
+        calls = buf.kernel_calls
+        t = calls(_take_transitions, n, *args, -1, draws, *scratch)
         while t >= 0:  # a probabilistic transition with live animals: n draws, as NumPy's rng.random(n)
             self.ctx.rng.random(out=draws)
-            t = _take_transitions(*args, t, draws, *scratch)
+            t = calls(_take_transitions, n, *args, t, draws, *scratch)
         changed = scratch[4]
         if brain.acts and changed.any():
             self._enter(mind, args[0], changed)

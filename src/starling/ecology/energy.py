@@ -14,6 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ..kernel_calls import CallSite
 from ..systems import Access, ComponentSpec, System
 from . import components as C
 from .variation import Distribution, bounds_of
@@ -56,6 +57,7 @@ class _Body:
             self.drain_ids = np.array([ids[s] for s in eco.stamina.drain_states], np.float32)
         self.cap = 0
         self.kept = None  # (layout, capacity, dt, arguments) of the kernel, see EnergySystem._advance
+        self.kernel_calls = CallSite()  # the kernel's arguments are of one type for the body's life
         self.table = {t: eco is not None and getattr(eco, t) is not None for t in SECTIONS}
         self.starve = self.table["hunger"] and eco.hunger.starve_after is not None
         self.ages = self.table["age"] and eco.age.max_age is not None
@@ -163,7 +165,7 @@ class EnergySystem(System):
             may_lose[:] = np.isin(pop.component("state"), body.drain_ids)
         else:
             may_lose[:] = True
-        dying = _bodies(*args)
+        dying = body.kernel_calls(_bodies, n, *args)
         starved, old = args[-2], args[-1]
         if dying:
             if body.starve and starved.any():

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..kernel_calls import CallSite
 from ..systems import Access, ComponentSpec, System
 
 
@@ -71,6 +72,7 @@ class _Factors:
         self._params: dict = {}
         self._columns = np.ones((len(self.weight_vars), 0), np.float32)
         self.speed_args = None  # (layout, speed buffer, arguments) of _speed_factors, see FactorsSystem._modulate
+        self.kernel_calls = CallSite()  # _speed_factors' arguments are of one type for the species' life
         if not self.modulates_speed:
             pipeline.speed_scale = None
             pipeline.accel_scale = None
@@ -196,7 +198,7 @@ class FactorsSystem(System):
                 kept = f.speed_args = None if drawn else (pop.layout, f._speed, args)
             else:
                 args = kept[2]
-            _speed_factors(*args)
+            f.kernel_calls(_speed_factors, n, *args)
             pipeline.speed_scale = f._speed
             pipeline.accel_scale = f._accel
         if f.brain is not None and f.brain.turns:

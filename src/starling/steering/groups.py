@@ -163,6 +163,7 @@ class RayGroup:
     _prepared: Any = field(default=None, repr=False, compare=False)
     # (the rays, the layout, fill_rays' kernel and arguments), see SpeciesPipeline._cast
     _filling: Any = field(default=None, repr=False, compare=False)
+    fill_calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)  # fill_rays' compiled entry
 
     def __post_init__(self):
         self.offset = np.asarray(self.query.origin_offset, dtype=np.float64)

@@ -274,7 +274,7 @@ class SpeciesPipeline:
             if kept is None or kept[0] is not rays or kept[1] != pop.layout:
                 kept = group._filling = (rays, pop.layout, *ray_filling(group.query, pop.position, pop.forward,
                                                                          pop.up, group.pattern, group.offset, rays))
-            kept[2](*kept[3])
+            group.fill_calls(kept[2], n, *kept[3])
         self.environment.cast_into(rays.origins, rays.directions, group.max_distance, group.mask, hits,
                                    parallel or rows >= RAY_PARALLEL_ROWS)
         group.view = view
