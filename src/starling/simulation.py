@@ -20,7 +20,7 @@ import numpy as np
 from .config import ConfigError, load_scenario_config, validate_scenario
 from . import kernel_calls
 from .errors import Problem, name_species, species_names
-from .config.io import apply_override, name_problems, toml_value
+from .config.io import apply_override, changed_paths, name_problems, toml_value
 from .config.models import ScenarioBase
 from .steering import registry
 from .steering.per_animal import bind_draws
@@ -30,6 +30,7 @@ from .steering.targets import link_joint_queries
 from .systems import ComponentSpec, System, check_access
 from .world import Population, World
 from .observe import Observer, StepView
+from .stopping import StopWatch
 from .readings import inspect_animal, species_metrics
 from .world.layout import spatial_order
 from .world.spawn import SpawnError, spawn_headings, spawn_positions
@@ -43,29 +44,6 @@ REORDER_MIN_ANIMALS = 4096
 
 #: the ``format`` field of :meth:`Simulation.snapshot` data
 SNAPSHOT_FORMAT = "starling.snapshot/1"
-
-
-def _changed_paths(old, new, prefix: str = "", limit: int = 50) -> dict:
-    """``{"species.bird.count": [old, new], …}``: the leaves that differ (what an edit did, for the journal)."""
-    out: dict = {}
-
-    def walk(a, b, path):
-        if len(out) >= limit:
-            return
-        if isinstance(a, dict) and isinstance(b, dict):
-            for key in sorted(set(a) | set(b), key=str):
-                walk(a.get(key), b.get(key), f"{path}.{key}" if path else str(key))
-        elif _named_list(a) and _named_list(b):  # species and groups: by name, as --set spells them
-            walk({x["name"]: x for x in a}, {x["name"]: x for x in b}, path)
-        elif a != b:
-            out[path] = [a, b]
-
-    walk(old, new, prefix)
-    return out
-
-
-def _named_list(x) -> bool:
-    return isinstance(x, list) and bool(x) and all(isinstance(i, dict) and "name" in i for i in x)
 
 
 def _restore_pickled(snapshot: dict) -> "Simulation":
@@ -217,8 +195,7 @@ class Simulation:
         stop = (state or {}).get("stop") or {}
         #: how the run was decided by the scenario's ``[[stop]]``: None, or {"outcome", "step", "time"}
         self.outcome: Optional[dict] = stop.get("outcome")
-        self._stop_deaths: dict[str, int] = dict(stop.get("deaths", {}))
-        self._stop_seq = self.world.journal.next_seq
+        self._stops = StopWatch(self.world.journal, stop.get("deaths"))
         self.previous_scenario = None
         self.reused = None
         self.saved_systems = frozenset()
@@ -321,7 +298,7 @@ class Simulation:
             "movers": {sp.name: m.state() for sp, m in zip(self.scenario.species, self.movers) if hasattr(m, "state")},
             "systems": {system.name: system.state(self) for system in self.systems},
             "queued_sets": list(self._queued_sets),
-            "stop": {"outcome": copy.deepcopy(self.outcome), "deaths": dict(self._stop_deaths)},
+            "stop": {"outcome": copy.deepcopy(self.outcome), "deaths": self._stops.state()},
         }
 
     @classmethod
@@ -353,10 +330,10 @@ class Simulation:
         new = Simulation.__new__(Simulation)
         new._build(scenario, record_debug=self.record_debug, state=state, previous=self.scenario, reuse=self)
         observers = self._observers
-        changes = _changed_paths(self.config_data(), new.config_data())
+        changes = changed_paths(self.config_data(), new.config_data())
         new.world.journal = self.world.journal
         new.world.journal.follow(new.world.clock)
-        new._stop_seq = self._stop_seq
+        new._stops.seq = self._stops.seq
         new.world.journal.log("edit", source=source or None, changes=changes)
         for name, pop in new.world.populations.items():
             held = self.world.populations.get(name)
@@ -478,7 +455,7 @@ class Simulation:
             self.last_step_ms = (_time.perf_counter() - t0) * 1000.0
             if self.scenario.stop and self.outcome is None:
                 synced = synced or self._download()
-                self._check_stops()
+                self.outcome = self._stops.outcome(self)
             if self._observers:
                 step = self.world.clock.step
                 view = None
@@ -565,29 +542,6 @@ class Simulation:
     def step_part_count(self) -> int:
         """How many parts :meth:`_step_parts` names: 2 + 2 per species (1 on the GPU)."""
         return 1 if self.device is not None else 2 + 2 * len(self.pipelines)
-
-    def _check_stops(self) -> None:
-        """The first ``[[stop]]`` condition that holds decides the run (see :mod:`starling.config.stop`)."""
-        entries, self._stop_seq, _ = self.world.journal.since(self._stop_seq)
-        for e in entries:
-            if e["kind"] == "death":
-                for key in (f"{e['species']}\t", f"{e['species']}\t{e['detail'].get('cause')}"):
-                    self._stop_deaths[key] = self._stop_deaths.get(key, 0) + 1
-        summaries: dict = {}
-        for stop in self.scenario.stop:
-            if stop.when == "deaths":
-                held = self._stop_deaths.get(f"{stop.species}\t{stop.cause or ''}", 0) >= stop.count
-            elif stop.when == "time":
-                held = self.time >= stop.at - 1e-9
-            else:
-                if stop.species not in summaries:
-                    summaries[stop.species] = self.species_summary(stop.species).get("states") or {}
-                counts = summaries[stop.species]
-                total = sum(counts.values())
-                held = total > 0 and sum(counts.get(s, 0) for s in stop.states) == total
-            if held:
-                self.outcome = {"outcome": stop.outcome, "step": int(self.step_count), "time": float(self.time)}
-                return
 
     def _restore_locality(self) -> None:
         """Sort big populations by grid cell so neighbours are neighbours in memory too."""

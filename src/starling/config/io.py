@@ -237,6 +237,30 @@ def load_scenario_config(name_or_path: Union[str, Path], overrides: Iterable[str
         raise name_problems(err, named) from None
 
 
+def changed_paths(old, new, prefix: str = "", limit: int = 50) -> dict:
+    """``{"species.bird.count": [old, new], …}``: the leaves that differ between two configs' plain data,
+    named by the paths ``--set`` takes (what an edit did, for the journal)."""
+    out: dict = {}
+
+    def walk(a, b, path):
+        if len(out) >= limit:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b), key=str):
+                walk(a.get(key), b.get(key), f"{path}.{key}" if path else str(key))
+        elif _named_list(a) and _named_list(b):  # species and groups: by name, as --set spells them
+            walk({x["name"]: x for x in a}, {x["name"]: x for x in b}, path)
+        elif a != b:
+            out[path] = [a, b]
+
+    walk(old, new, prefix)
+    return out
+
+
+def _named_list(x) -> bool:
+    return isinstance(x, list) and bool(x) and all(isinstance(i, dict) and "name" in i for i in x)
+
+
 def apply_override(data: dict, text: str) -> Optional[tuple[str, list[str]]]:
     """Apply ``a.b.0.c=value``; list items can be named by index, ``name``, ``label`` or ``kind``.
 
