@@ -423,12 +423,7 @@ class Simulation:
         Cast rays into it with :func:`starling.environment.cast_rays` (a gun, a look-out),
         or ask it for heights, water and solids.
         """
-        systems = self.systems
-        found = self.__dict__.get("_environment_system")  # (systems, how many, the environment's system)
-        if found is None or found[0] is not systems or found[1] != len(systems):
-            found = (systems, len(systems), next((s for s in systems if s.name == "environment"), None))
-            self._environment_system = found  # read by the ecology's systems every step
-        system = found[2]
+        system = self._systems_read()[0]  # read by the ecology's systems every step
         return None if system is None else system.environment
 
     def step(self, n: int = 1, on_part: Optional[Callable[[str], None]] = None, *, sync: bool = True) -> None:
@@ -499,7 +494,7 @@ class Simulation:
             world.clock.advance()
             return
         yield "systems before steering"
-        hooked = self._hooked()
+        hooked = self._systems_read()[1]
         for system in hooked[0]:
             system.before_behaviors(self, dt)
         gathered: dict = {}  # targets gathered this step, shared by the species that gather the same
@@ -528,15 +523,21 @@ class Simulation:
         if world.clock.step % REORDER_EVERY == 1:
             self._restore_locality()
 
-    def _hooked(self) -> tuple:
-        """The systems, in order, that do something before the behaviours, after the move and after
-        the commands: a hook left as :class:`~starling.systems.System`'s does nothing and is not called."""
+    def _systems_read(self) -> tuple:
+        """``(the environment's system or None, the hooked systems)`` of :attr:`systems`, found again
+        whenever the list is replaced or grows (a step reads both).
+
+        The hooked systems are three lists, in order: those that do something before the
+        behaviours, after the move and after the commands. A hook left as
+        :class:`~starling.systems.System`'s does nothing and is not called; one given to the
+        instance itself counts as the system's own."""
         systems = self.systems
-        found = self.__dict__.get("_hooked_systems")  # (systems, how many, the three lists)
+        found = self.__dict__.get("_systems_found")  # (systems, how many, what was found)
         if found is None or found[0] is not systems or found[1] != len(systems):
-            lists = tuple([s for s in systems if name in vars(s) or getattr(type(s), name) is not getattr(System, name)]
-                          for name in ("before_behaviors", "after_move", "after_commands"))
-            found = self._hooked_systems = (systems, len(systems), lists)
+            environment = next((s for s in systems if s.name == "environment"), None)
+            hooked = tuple([s for s in systems if name in vars(s) or getattr(type(s), name) is not getattr(System, name)]
+                           for name in ("before_behaviors", "after_move", "after_commands"))
+            found = self._systems_found = (systems, len(systems), (environment, hooked))
         return found[2]
 
     def step_part_count(self) -> int:

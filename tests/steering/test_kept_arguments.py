@@ -52,7 +52,7 @@ def _kept_for_now(sim) -> None:
                 checked += 1
         for slot in pipe.slots:
             if slot._bound is not None and pop.n:
-                assert slot._bound[5] == pop.n and slot._bound[9] == pop.layout, slot.where
+                assert slot._bound.n == pop.n and slot._bound.layout == pop.layout, slot.where
                 checked += 1
     assert checked
 
@@ -91,11 +91,3 @@ def test_a_run_whose_animals_come_and_go_steps_as_one_built_after_the_change(sce
     sim.step(2)
     _kept_for_now(sim)
     _same_steps(sim, 3)
-
-
-def test_the_bodies_kernel_is_handed_may_lose_where_it_takes_it():
-    import inspect
-
-    from starling.ecology import energy
-
-    assert list(inspect.signature(energy._bodies.py_func).parameters)[energy._MAY_LOSE] == "may_lose"

@@ -157,10 +157,10 @@ class EnergySystem(System):
         kept = body.kept  # the kernel's arguments, kept while the layout, the buffers and dt hold
         if kept is None or kept[0] != pop.layout or kept[1] != body.cap or kept[2] != dt:
             args, drawn = self._body_args(body, pop, n, dt)
-            kept = body.kept = None if drawn else (pop.layout, body.cap, dt, args)
-        else:
-            args = kept[3]
-        may_lose = args[_MAY_LOSE]
+            kept = (pop.layout, body.cap, dt, args)
+            body.kept = None if drawn else kept
+        args = kept[3]
+        may_lose = body.may_lose[:n]  # (the array args holds: the same rows of the same buffer)
         if body.table["stamina"] and body.drain_ids is not None:
             may_lose[:] = np.isin(pop.component("state"), body.drain_ids)
         else:
@@ -242,10 +242,6 @@ def _params(v, section: str, fields) -> list:
 @njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _at(values, i):
     return values[i] if values.shape[0] > 1 else values[0]
-
-
-#: where ``_bodies`` takes ``may_lose`` (set before each call from the brain's states)
-_MAY_LOSE = 22
 
 
 @njit(cache=True, no_cfunc_wrapper=True)

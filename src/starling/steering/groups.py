@@ -33,6 +33,18 @@ float32 unit surface normal turned toward the ray's origin (zero on a miss); ``l
 (n,r) int16 layer index of the shape hit (-1 on a miss); ``direction`` (n,r,3) float32
 the unit ray directions. Rays are generated from the step-start state."""
 
+class BoundCall:
+    """A behaviour's kernel call for one step but the neighbours or hits and the clock, and what it
+    was built from (:meth:`~starling.steering.pipeline.SpeciesPipeline._bound` keeps it while
+    ``n``, ``parallel``, ``others``, ``results`` and ``layout`` are the same)."""
+
+    __slots__ = ("kernel", "own", "targets", "params", "out", "n", "parallel", "others", "results", "layout")
+
+    def __init__(self, kernel, own, targets, params, out, n, parallel, others, results, layout):
+        self.kernel, self.own, self.targets, self.params, self.out = kernel, own, targets, params, out
+        self.n, self.parallel, self.others, self.results, self.layout = n, parallel, others, results, layout
+
+
 @dataclass
 class BehaviorSlot:
     """A configured behaviour: registry entry, validated params, kernel params, result row.
@@ -57,8 +69,7 @@ class BehaviorSlot:
     # running its kernel (see SpeciesPipeline._silence); None once the kernel has run since
     _silent: Any = field(default=None, repr=False, compare=False)
     _targets_cache: Any = field(default=None, repr=False, compare=False)
-    # this step's kernel and its arguments but the neighbours or hits and the clock (SpeciesPipeline._bound)
-    _bound: Any = field(default=None, repr=False, compare=False)
+    _bound: Optional[BoundCall] = field(default=None, repr=False, compare=False)
     # the kernel's compiled entry points for this slot's arguments (starling.kernel_calls)
     kernel_calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)
 

@@ -27,10 +27,10 @@ from .params import with_stream_key
 from .per_animal import bind_draws
 from .random import stream_key
 from .queries.candidates import NO_WRAP
-from .queries.neighbors import NeighborQuerySpec, Neighbors, _same_memory, normalize_box, search_into
+from .queries.neighbors import NeighborQuerySpec, Neighbors, normalize_box, one_population, search_into
 from .targets import gather
 from .queries.pairs import PairGeometry
-from .groups import BehaviorSlot, NeighborGroup, NeighborView, RayGroup, RayView
+from .groups import BehaviorSlot, BoundCall, NeighborGroup, NeighborView, RayGroup, RayView
 from .queries.rays import ray_filling
 from .registry import get_behavior, get_merger
 from .results import VelocityResults
@@ -222,17 +222,17 @@ class SpeciesPipeline:
                     continue
                 call = self._bound(slot, n, parallel, pop, others)
                 if call is not None:
-                    self._run(slot, n, call[0], (call[1], call[2], nbrs, call[3], time, dt), call[4])
+                    self._run(slot, n, call.kernel, (call.own, call.targets, nbrs, call.params, time, dt), call.out)
         for group in self.ray_groups:
             hits = self._cast(pop, group, parallel)
             for slot in group.behaviors:
                 call = self._bound(slot, n, parallel, pop, None)
                 if call is not None:
-                    self._run(slot, n, call[0], (call[1], hits, call[3], time, dt), call[4])
+                    self._run(slot, n, call.kernel, (call.own, hits, call.params, time, dt), call.out)
         for slot in self.simple:
             call = self._bound(slot, n, parallel, pop, None)
             if call is not None:
-                self._run(slot, n, call[0], (call[1], call[3], time, dt), call[4])
+                self._run(slot, n, call.kernel, (call.own, call.params, time, dt), call.out)
         if self.desire_scale is not None:
             self._scale_calls(_scale_desires, n, n, self.desire_scale, self.results.direction_desire,
                               self.results.speed_desire)
@@ -287,8 +287,8 @@ class SpeciesPipeline:
             self.results.clear(slot.row, n)
             slot._silent = key
 
-    def _bound(self, slot: BehaviorSlot, n: int, parallel: bool, pop, others):
-        """``(kernel, own view, targets' view, parameters, result rows)`` of ``slot`` for this step, or
+    def _bound(self, slot: BehaviorSlot, n: int, parallel: bool, pop, others) -> Optional[BoundCall]:
+        """``slot``'s kernel, own view, targets' view, parameters and result rows for this step, or
         None when it is disabled (its rows cleared). Kept in the slot while the rows, the threads'
         choice, the population's layout, the targets' view and the results' buffers are the ones
         they were built from: a step then builds none of them."""
@@ -298,12 +298,13 @@ class SpeciesPipeline:
             return None
         bound = slot._bound
         results = self.results.direction
-        if (bound is not None and bound[5] == n and bound[6] is parallel and bound[7] is others
-                and bound[8] is results and bound[9] == pop.layout):
+        if (bound is not None and bound.n == n and bound.parallel is parallel and bound.others is others
+                and bound.results is results and bound.layout == pop.layout):
             return bound
         targets = None if others is None else slot.targets_from(others)
-        bound = slot._bound = (slot.spec.compiled(parallel), pop.view(slot.self_type), targets, slot.params_for(pop),
-                               self.results.view(slot.row, n), n, parallel, others, results, pop.layout)
+        bound = slot._bound = BoundCall(slot.spec.compiled(parallel), pop.view(slot.self_type), targets,
+                                        slot.params_for(pop), self.results.view(slot.row, n), n, parallel, others,
+                                        results, pop.layout)
         return bound
 
     def _run(self, slot: BehaviorSlot, n: int, kernel, args, out) -> None:
@@ -374,11 +375,8 @@ class SpeciesPipeline:
                 spec = group.query_with_self if includes_self else group.query
                 # what find_neighbors would make of these arguments, without its checks: the gathered
                 # positions are C-ordered float32 rows, a buffer's or a population's own
-                tpos = others.position
-                if tpos is not pop.position and _same_memory(pop.position, tpos):
-                    tpos = pop.position  # one population: the grid reuses its sort for the queries
-                group.neighbors = search_into(pop.position, pop.forward, tpos, spec, query_box, False,
-                                              group.neighbors)
+                group.neighbors = search_into(pop.position, pop.forward, one_population(pop.position, others.position),
+                                              spec, query_box, False, group.neighbors)
             if includes_self and group.joint is None:
                 own_idx = self.index_in_targets(world, group)
                 self_row = np.full(pop.n, -1, np.int64)

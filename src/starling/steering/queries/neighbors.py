@@ -313,6 +313,12 @@ def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
     )
 
 
+def one_population(spos: np.ndarray, tpos: np.ndarray) -> np.ndarray:
+    """``spos`` when ``tpos`` is another view of the same points (the queriers are their own targets,
+    so the grid can reuse its sort for the queries), else ``tpos``."""
+    return spos if tpos is not spos and _same_memory(spos, tpos) else tpos
+
+
 def find_neighbors(
     self_position,
     self_forward,
@@ -366,10 +372,8 @@ def find_neighbors(
         raise ValueError(f"self_forward has {sfwd.shape[0]} rows, self_position has {n}")
     if exclude_self and m != n:
         raise ValueError(f"exclude_self needs one population (n == m), got n={n}, m={m}")
-    if not same and m == n and _same_memory(spos, tpos):
-        # Two views of one array: treat it as one population, so the grid can
-        # reuse its sort for the queries.
-        tpos = spos
+    if not same:
+        tpos = one_population(spos, tpos)
     return search_into(spos, sfwd, tpos, spec, normalize_box(box), exclude_self, out)
 
 
