@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Simulation", "load_scenario", "load_scenario_config", "validate_scenario", "scenario_names",
-    "json_schema", "ConfigError", "behavior", "merger", "mover", "brain_action", "BehaviorParams",
+    "json_schema", "ConfigError", "behavior", "fused", "merger", "mover", "brain_action", "BehaviorParams",
     "NeighborBehaviorParams", "RayBehaviorParams", "MergerParams", "BrainActionParams", "load_plugin", "Observer",
     "StepView",
 ]
@@ -37,7 +37,7 @@ try:
     from .simulation import Observer, Simulation, StepView, load_scenario
     from .steering.params import (BehaviorParams, BrainActionParams, MergerParams, NeighborBehaviorParams,
                                   RayBehaviorParams)
-    from .steering.registry import behavior, brain_action, merger, mover
+    from .steering.registry import behavior, brain_action, fused, merger, mover
     from .plugins import load_installed as _load_installed, load_plugin
 
     _load_installed()  # the built-ins and installed packages' starling.plugins entry points

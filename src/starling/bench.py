@@ -19,6 +19,7 @@ from .config import validate_scenario
 from .simulation import Simulation
 from .steering.mergers import merge
 from .parallel import threads_from
+from .steering.groups import FusedRun
 from .steering.pipeline import pair_box
 from .steering.queries.neighbors import find_neighbors, normalize_box
 from .steering.queries.verlet import FIRST_GRID_CALLS
@@ -193,11 +194,18 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
     else:
         profile["pair_geometry"] = {key: 0.0 for key in profile["query"]}
     agents = pop.agents()
-    for slot in group.behaviors:
-        kernel = slot.spec.compiled(parallel)
-        out = pipe.results.view(slot.row, n)
-        profile[slot.name] = _stats(_timed(
-            lambda: kernel(agents, others, nbrs, slot.params_for(pop), 0.0, sim.dt, out), stage_repeats))
+    for run in group.runs:  # the behaviours as the step runs them: a fused kernel is timed as one
+        if isinstance(run, FusedRun):
+            kernel = run.spec.compiled(parallel)
+            params = [slot.params_for(pop) for slot in run.slots]
+            outs = [pipe.results.view(slot.row, n) for slot in run.slots]
+            profile[run.name] = _stats(_timed(
+                lambda: kernel(agents, others, nbrs, *params, 0.0, sim.dt, *outs), stage_repeats))
+            continue
+        kernel = run.spec.compiled(parallel)
+        out = pipe.results.view(run.row, n)
+        profile[run.name] = _stats(_timed(
+            lambda: kernel(agents, others, nbrs, run.params_for(pop), 0.0, sim.dt, out), stage_repeats))
     desired = pipe.desired[:n]
     profile["merger"] = _stats(_timed(
         lambda: merge("priority_desire", pipe.results.stacked(n), pop.velocity, pop.forward, desired,
@@ -227,7 +235,7 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
         "step_ms": step,
         "query_ms": profile["query"],
         "profile_ms": profile_ms,
-        **breakdown(n, step["median"], profile_ms, [slot.name for slot in group.behaviors], threads),
+        **breakdown(n, step["median"], profile_ms, [run.name for run in group.runs], threads),
         "neighbor_lists": lists_report,
         "steps_timed": repeats,
         "health": sim.health(),

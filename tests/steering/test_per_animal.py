@@ -12,7 +12,7 @@ from scipy import stats
 
 import starling
 from starling.config import ConfigError, validate_scenario
-from starling.steering import pipeline, registry
+from starling.steering import groups, pipeline, registry
 from starling.steering.behaviors.neighbor.flocking import CohesionParams, SeparationParams
 from starling.steering.behaviors.simple.homing import HomingParams
 from starling.steering.behaviors.simple.wandering import WanderingParams
@@ -248,6 +248,7 @@ def _scenes():
 
 def test_every_behaviour_reads_each_animals_own_parameters(monkeypatch):
     monkeypatch.setattr(pipeline, "SKIP_SILENT", False)  # run every kernel, even where its group is empty
+    monkeypatch.setattr(groups, "FUSE", False)  # each behaviour's own kernel (the fused ones: test_fused.py)
     rng = np.random.default_rng(0)
     covered = set()
     for scene, sim in _scenes():

@@ -11,7 +11,7 @@ import pytest
 
 import starling
 from starling.config import validate_scenario
-from starling.steering import pipeline, registry
+from starling.steering import groups, pipeline, registry
 
 
 SCENES = ("flock", "pond", "pasture", "lagoon", "fish_tank", "classroom", "vicsek", "couzin", "savannah",
@@ -55,6 +55,7 @@ def _neighbour_calls(sim, steps: int) -> list:
 
 def test_every_behaviour_that_claims_it_writes_no_opinion_for_animals_without_neighbours(monkeypatch):
     monkeypatch.setattr(pipeline, "SKIP_SILENT", False)
+    monkeypatch.setattr(groups, "FUSE", False)  # each behaviour's own kernel (the fused ones: test_fused.py)
     covered = set()
     for name, sim in _scenes():
         for pipe, slot, n, args in _neighbour_calls(sim, 3):

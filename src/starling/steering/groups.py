@@ -13,7 +13,10 @@ import numpy as np
 from ..kernel_calls import CallSite
 from ..world.population import agent_tuple_type
 from .queries.rays import Rays
-from .registry import BehaviorSpec
+from .registry import BehaviorSpec, FusedSpec, fused_kernels
+
+#: run a fused kernel in place of the behaviours it fuses (tests turn it off to compare)
+FUSE = True
 
 NeighborView = namedtuple("NeighborView", ["index", "count", "distance", "angle", "direction"])
 NeighborView.__doc__ = """A group's neighbours of the first ``n`` animals and their shared pair geometry.
@@ -103,6 +106,55 @@ class BehaviorSlot:
         return targets
 
 
+class FusedRun:
+    """Behaviours of one group that a fused kernel runs together (:func:`~starling.steering.registry.fused`),
+    in the order of the kernel's names, with the kernel's compiled entry points."""
+
+    __slots__ = ("spec", "slots", "kernel_calls")
+
+    def __init__(self, spec: FusedSpec, slots: tuple):
+        self.spec, self.slots = spec, slots
+        self.kernel_calls = CallSite()
+
+    @property
+    def name(self) -> str:
+        return "+".join(slot.name for slot in self.slots)
+
+
+def plan_runs(slots: list[BehaviorSlot]) -> list:
+    """A group's behaviours as its step runs them: a :class:`FusedRun` in place of the behaviours a
+    registered fused kernel covers, each of them present once and enabled, all reading the same
+    components (the kernel gets one view of the animals and one of the targets); every other
+    behaviour as its own slot. A run takes the place of its first behaviour: the order changes
+    nothing, since each behaviour writes its own result rows only."""
+    if not FUSE:
+        return list(slots)
+    taken: set[int] = set()  # ids of the slots a run covers
+    runs: dict[int, FusedRun] = {}  # id of a fused behaviour's slot -> its run
+    for spec in fused_kernels():
+        members = []
+        for name in spec.names:
+            alike = [slot for slot in slots if slot.spec.name == name]
+            if len(alike) != 1 or not alike[0].enabled or id(alike[0]) in taken:
+                break
+            members.append(alike[0])
+        else:
+            if len({(m.self_type, m.target_type) for m in members}) == 1:
+                run = FusedRun(spec, tuple(members))
+                for m in members:
+                    runs[id(m)] = run
+                    taken.add(id(m))
+    plan, placed = [], set()
+    for slot in slots:
+        run = runs.get(id(slot))
+        if run is None:
+            plan.append(slot)
+        elif id(run) not in placed:
+            placed.add(id(run))
+            plan.append(run)
+    return plan
+
+
 @dataclass
 class NeighborGroup:
     """Behaviours sharing one neighbour query, and that query's reusable buffers."""
@@ -137,6 +189,8 @@ class NeighborGroup:
     one_target: bool = field(init=False, repr=False)  # one population, unfiltered: read in place, never gathered
     # whether a behaviour reads the pair geometry (False: every behaviour's filter passes every neighbour)
     geometry_needed: bool = field(init=False, repr=False)
+    # the behaviours as the step runs them: slots, and fused runs in place of the slots they cover
+    runs: list = field(init=False, repr=False)
 
     def __post_init__(self):
         self.target_components = frozenset(c for slot in self.behaviors for c in slot.spec.target_components)
@@ -145,6 +199,7 @@ class NeighborGroup:
         self.query_with_self = replace(self.query, k=self.query.k + 1)
         self.one_target = len(self.targets) == 1 and self.include_bits == 0 and self.exclude_bits == 0
         self.geometry_needed = not all(_filters_nobody(slot, self.query) for slot in self.behaviors)
+        self.runs = plan_runs(self.behaviors)
 
 
 def _filters_nobody(slot: BehaviorSlot, query) -> bool:

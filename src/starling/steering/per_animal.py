@@ -20,7 +20,11 @@ def at(value, i):
     return value
 
 
-@overload(at, inline="always")
+# compiled as a call, not inlined into the kernel's IR (LLVM still inlines it: no cost): Numba's
+# parfor pass refused a threaded kernel in which several drawn parameters were read through an
+# inlined ``at`` ("Overwrite of parallel loop index": each inlined copy assigns the loop index to
+# the helper's own ``i``)
+@overload(at)
 def _at(value, i):
     if isinstance(value, types.Array) and value.ndim == 1:
         return lambda value, i: value[i]

@@ -30,7 +30,7 @@ from .queries.candidates import NO_WRAP
 from .queries.neighbors import NeighborQuerySpec, Neighbors, normalize_box, one_population, search_into
 from .targets import gather
 from .queries.pairs import PairGeometry
-from .groups import BehaviorSlot, BoundCall, NeighborGroup, NeighborView, RayGroup, RayView
+from .groups import BehaviorSlot, BoundCall, FusedRun, NeighborGroup, NeighborView, RayGroup, RayView
 from .queries.rays import ray_filling
 from .registry import get_behavior, get_merger
 from .results import VelocityResults
@@ -216,13 +216,16 @@ class SpeciesPipeline:
         query_box = normalize_box(box)
         for group in self.groups:
             others, nbrs = self._query(world, pop, group, box, record, box32, query_box, gathered)
-            for slot in group.behaviors:
-                if group.nobody and slot.spec.silent_alone and SKIP_SILENT:
-                    self._silence(slot, n)
+            for run in group.runs:
+                if type(run) is FusedRun:
+                    self._run_fused(run, n, parallel, pop, others, nbrs, time, dt, group.nobody)
                     continue
-                call = self._bound(slot, n, parallel, pop, others)
+                if group.nobody and run.spec.silent_alone and SKIP_SILENT:
+                    self._silence(run, n)
+                    continue
+                call = self._bound(run, n, parallel, pop, others)
                 if call is not None:
-                    self._run(slot, n, call.kernel, (call.own, call.targets, nbrs, call.params, time, dt), call.out)
+                    self._run(run, n, call.kernel, (call.own, call.targets, nbrs, call.params, time, dt), call.out)
         for group in self.ray_groups:
             hits = self._cast(pop, group, parallel)
             for slot in group.behaviors:
@@ -306,6 +309,19 @@ class SpeciesPipeline:
                                         slot.params_for(pop), self.results.view(slot.row, n), n, parallel, others,
                                         results, pop.layout)
         return bound
+
+    def _run_fused(self, run: FusedRun, n: int, parallel: bool, pop, others, nbrs, time: float, dt: float,
+                   nobody: bool) -> None:
+        """The behaviours of ``run`` in one call of its fused kernel (each slot's own view, parameters
+        and result rows, kept as its own call would keep them; the slots read the same components)."""
+        if nobody and SKIP_SILENT and all(slot.spec.silent_alone for slot in run.slots):
+            for slot in run.slots:
+                self._silence(slot, n)
+            return
+        calls = [self._bound(slot, n, parallel, pop, others) for slot in run.slots]
+        first = calls[0]
+        run.kernel_calls(run.spec.compiled(parallel), n, first.own, first.targets, nbrs,
+                         *[call.params for call in calls], time, dt, *[call.out for call in calls])
 
     def _run(self, slot: BehaviorSlot, n: int, kernel, args, out) -> None:
         """``kernel(*args, out)`` for the first ``n`` animals (``out``: the slot's result rows)."""

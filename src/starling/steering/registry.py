@@ -57,6 +57,30 @@ class BehaviorSpec:
         return self._compiled[key]
 
 
+@dataclass(frozen=True)
+class FusedSpec:
+    """One kernel that runs several neighbour behaviours of a group in one pass over its pairs.
+
+    ``kernel(agents, others, neighbors, params_1, …, params_m, time, dt, out_1, …, out_m)``,
+    the behaviours in the order of ``names``: it must write each behaviour's result rows exactly
+    as that behaviour's own kernel would, bit for bit (the oracle tests compare them). Pays
+    where the group's pairs are many: each pair is read once instead of once per behaviour,
+    and what the behaviours share (a neighbour's observability) is computed once.
+    """
+
+    names: tuple[str, ...]
+    kernel: Callable
+    doc: str = ""
+    _compiled: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def compiled(self, parallel: bool):
+        """The kernel compiled serially or with ``prange`` threads (each cached on disk)."""
+        key = bool(parallel)
+        if key not in self._compiled:
+            self._compiled[key] = _jit(self.kernel, parallel=key)
+        return self._compiled[key]
+
+
 #: what a behaviour may produce; a merger declares which of these it accepts
 RESULT_TYPES: tuple[str, ...] = ("velocity",)
 
@@ -126,6 +150,7 @@ _brain_actions: dict[str, BrainActionSpec] = {}
 _queries: dict[str, QuerySpec] = {}
 _sections: dict[tuple[str, str], SectionSpec] = {}
 _movers: dict[str, MoverSpec] = {}
+_fused: dict[tuple[str, ...], FusedSpec] = {}
 _mergers: dict[str, MergerSpec] = {}
 _version = [0]
 
@@ -270,6 +295,40 @@ def behavior(
         return kernel
 
     return register
+
+
+def fused(*names: str):
+    """Register a kernel that runs the neighbour behaviours ``names`` of one group in one pass
+    (see :class:`FusedSpec` for its signature and its promise).
+
+    A group whose enabled behaviours include every one of ``names``, once each, reading the
+    same components, runs this kernel in their place; the others of the group run as usual.
+    Each behaviour must be registered first: a fused kernel is an optimisation of behaviours
+    that exist, never a behaviour of its own.
+    """
+    if len(names) < 2 or len(set(names)) != len(names):
+        raise RegistryError(f"a fused kernel runs two or more different behaviours, not {names!r}")
+    for name in names:
+        spec = _behaviors.get(name)
+        if spec is None or spec.kind != "neighbor":
+            raise RegistryError(f"fused kernel {'+'.join(names)}: {name!r} is not a registered neighbour behaviour")
+
+    def register(kernel: Callable) -> Callable:
+        key = tuple(names)
+        existing = _fused.get(key)
+        if existing is not None and existing.kernel is not kernel and (
+                existing.kernel.__module__ != kernel.__module__ or existing.kernel.__qualname__ != kernel.__qualname__):
+            raise RegistryError(f"a fused kernel for {'+'.join(names)} is already registered")
+        _fused[key] = FusedSpec(key, kernel, (kernel.__doc__ or "").strip())
+        _version[0] += 1
+        return kernel
+
+    return register
+
+
+def fused_kernels() -> list[FusedSpec]:
+    """Every registered fused kernel, the ones that run the most behaviours first."""
+    return sorted(_fused.values(), key=lambda spec: -len(spec.names))
 
 
 def brain_action(name: str, *, params: type[BrainActionParams]):

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from ...params import NeighborBehaviorParams
 from ...per_animal import at
-from ...registry import behavior
+from ...registry import behavior, fused
 from ...results import emit
 from ...shaping import f_q1, f_sep, observability
 from ...vecmath import fast_acos
@@ -186,3 +186,118 @@ def separation(agents, others, neighbors, p, time, dt, out):
             ux, uy, uz = ax / length, ay / length, az / length
             desire = at(p.weight_direction, i) * f_sep(u, at(p.sep_k, i), at(p.sep_power, i))
         emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
+
+
+@fused("cohesion", "alignment", "separation")
+def cohesion_alignment_separation(agents, others, neighbors, pc, pa, ps, time, dt, out_c, out_a, out_s):
+    """Cohesion, alignment and separation of one group in one pass over its pairs.
+
+    Each pair's distance, angle and direction are read once instead of three times, and its
+    observability is computed once when the three see alike (the same radius, field of view
+    and powers for the animal: the usual case, where each takes its vision from the query).
+    Every sum is the one its behaviour's own kernel makes, in the same order, so each result
+    i is that kernel's bit for bit (``tests/steering/test_fused.py``); a change to one of the
+    three kernels above must be made here too.
+    """
+    count = neighbors.count
+    index = neighbors.index
+    dist = neighbors.distance
+    angle = neighbors.angle
+    unit = neighbors.direction
+    ovel = others.velocity
+    avel = agents.velocity
+    afwd = agents.forward
+    for i in prange(count.shape[0]):
+        rc = at(pc.max_distance, i)
+        fc = math.radians(at(pc.fov_deg, i))
+        dc = at(pc.distance_power, i)
+        ac = at(pc.angle_power, i)
+        ra = at(pa.max_distance, i)
+        fa = math.radians(at(pa.fov_deg, i))
+        da = at(pa.distance_power, i)
+        aa = at(pa.angle_power, i)
+        rs = at(ps.max_distance, i)
+        fs = math.radians(at(ps.fov_deg, i))
+        ds = at(ps.distance_power, i)
+        as_ = at(ps.angle_power, i)
+        alike_a = ra == rc and fa == fc and da == dc and aa == ac
+        alike_s = rs == rc and fs == fc and ds == dc and as_ == ac
+        c_sw = c_x = c_y = c_z = 0.0  # cohesion: weights, weighted offsets
+        a_sw = a_x = a_y = a_z = a_sb = 0.0  # alignment: weights, weighted headings, weighted speeds
+        s_u = s_x = s_y = s_z = 0.0  # separation: the largest weight, weighted directions away
+        for q in range(count[i]):
+            d = dist[i, q]
+            ux = unit[i, q, 0]
+            uy = unit[i, q, 1]
+            uz = unit[i, q, 2]
+            o = observability(d, angle[i, q], rc, fc, dc, ac)
+            c_sw += o
+            od = o * d
+            c_x += od * ux
+            c_y += od * uy
+            c_z += od * uz
+            o_a = o if alike_a else observability(d, angle[i, q], ra, fa, da, aa)
+            if o_a > 0.0:
+                j = index[i, q]
+                vx = ovel[j, 0]
+                vy = ovel[j, 1]
+                vz = ovel[j, 2]
+                s = math.sqrt(vx * vx + vy * vy + vz * vz)
+                a_sw += o_a
+                a_sb += o_a * s
+                if s > 1e-9:
+                    k = o_a / s
+                    a_x += k * vx
+                    a_y += k * vy
+                    a_z += k * vz
+            o_s = o if alike_s else observability(d, angle[i, q], rs, fs, ds, as_)
+            if o_s > 0.0:
+                if o_s > s_u:
+                    s_u = o_s
+                s_x -= o_s * ux
+                s_y -= o_s * uy
+                s_z -= o_s * uz
+        # cohesion's finish
+        ux = uy = uz = desire = 0.0
+        if c_sw > 0.0:
+            c_x /= c_sw
+            c_y /= c_sw
+            c_z /= c_sw
+            length = math.sqrt(c_x * c_x + c_y * c_y + c_z * c_z)
+            if length >= 1e-9:
+                ux, uy, uz = c_x / length, c_y / length, c_z / length
+                desire = at(pc.weight_direction, i) * f_q1(length / rc, at(pc.activation_power, i))
+        emit(out_c, i, ux, uy, uz, desire, 0.0, 0.0)
+        # alignment's finish
+        ux = uy = uz = desire = b = speed_desire = 0.0
+        length = math.sqrt(a_x * a_x + a_y * a_y + a_z * a_z)
+        if a_sw > 0.0:
+            b = a_sb / a_sw
+            cvx = avel[i, 0]
+            cvy = avel[i, 1]
+            cvz = avel[i, 2]
+            cs = math.sqrt(cvx * cvx + cvy * cvy + cvz * cvz)
+            speed_desire = at(pa.weight_speed, i) * f_q1(min(1.0, abs(b - cs) / at(pa.max_speed, i)),
+                                                         at(pa.activation_power, i))
+        if a_sw > 0.0 and length >= 1e-9:
+            ux = a_x / length
+            uy = a_y / length
+            uz = a_z / length
+            hx, hy, hz, hs = cvx, cvy, cvz, cs
+            if hs < 1e-9:
+                hx = afwd[i, 0]
+                hy = afwd[i, 1]
+                hz = afwd[i, 2]
+                hs = math.sqrt(hx * hx + hy * hy + hz * hz)
+            theta = 0.0
+            if hs > 1e-9:
+                theta = fast_acos((hx * ux + hy * uy + hz * uz) / hs)
+            desire = at(pa.weight_direction, i) * f_q1(theta / math.pi, at(pa.activation_power, i))
+        emit(out_a, i, ux, uy, uz, desire, b, speed_desire)
+        # separation's finish
+        ux = uy = uz = desire = 0.0
+        length = math.sqrt(s_x * s_x + s_y * s_y + s_z * s_z)
+        if s_u > 0.0 and length >= 1e-9:
+            ux, uy, uz = s_x / length, s_y / length, s_z / length
+            desire = at(ps.weight_direction, i) * f_sep(s_u, at(ps.sep_k, i), at(ps.sep_power, i))
+        emit(out_s, i, ux, uy, uz, desire, 0.0, 0.0)
