@@ -147,3 +147,30 @@ def test_a_plain_function_is_called_as_it_is():
     site = CallSite()
     assert site(lambda a, b: a + b, 3, 2, 5) == 7
     assert site(lambda a, b: a + b, 3, 2, 5) == 7
+
+
+def test_a_sites_repeated_call_still_meets_the_checks_the_observer_and_a_new_generation():
+    # the fast path (the site's last kernel, again) must step aside whenever a plain direct call would
+    site = CallSite()
+    args = _args(5)
+    for _ in range(3):
+        site(_sum_rows, 5, *args)
+    assert site._last[0] is _sum_rows
+    seen = []
+
+    def observer(entry, call_args):
+        seen.append(entry)
+        return entry(*call_args)
+
+    with kernel_calls.observing(observer):
+        site(_sum_rows, 5, *args)
+    assert len(seen) == 1
+    wrong = (Pair(args[0].a.astype(np.float64), args[0].b.astype(np.float64)), args[1], args[2])
+    with kernel_calls.checking(), pytest.raises(KernelCallMismatch):
+        site(_sum_rows, 5, *wrong)  # checked: the remembered entry was typed for float32 pairs
+    one = _args(1, wide=True)  # one row: another layout, so another entry, never the last one
+    assert np.allclose(site(_sum_rows, 1, *one), _expected(*one))
+    before = dict(site._entries)
+    kernel_calls.invalidate()
+    site(_sum_rows, 5, *args)
+    assert site._entries != before and len(site) == 1  # typed again after the rebuild
