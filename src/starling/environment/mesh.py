@@ -246,6 +246,12 @@ class BVH:
 
 
 _N_BINS = 16
+#: BVHs over at most this many items are built by the builder's own Python, uncompiled: the same code,
+#: so the same tree bit for bit (``tests/environment/test_bvh_build.py``). For a scene's hundred or so
+#: primitives (11 ms) that costs about what loading the compiled builder from the cache costs, and it
+#: spares an empty cache the builder's compilation (about 5 s of a cold start). Python's time grows
+#: with the items (120 ms for 800), so more items use the compiled builder.
+INTERPRETED_MAX_ITEMS = 256
 
 
 @_ajit
@@ -425,8 +431,12 @@ def build_bvh(item_min: np.ndarray, item_max: np.ndarray, item_layer: np.ndarray
     """
     item_min = np.ascontiguousarray(item_min, dtype=np.float64).reshape(-1, 3)
     item_max = np.ascontiguousarray(item_max, dtype=np.float64).reshape(-1, 3)
-    nmin, nmax, start, count, order, depth = _build_bvh_kernel(item_min, item_max, int(leaf_size), int(max_leaf))
-    mask = _node_masks(start, count, order, np.ascontiguousarray(item_layer, dtype=np.int64))
+    # a scene's hundred or so primitives by the kernels' own Python (see INTERPRETED_MAX_ITEMS)
+    compiled = item_min.shape[0] > INTERPRETED_MAX_ITEMS
+    build = _build_bvh_kernel if compiled else _build_bvh_kernel.py_func
+    masks = _node_masks if compiled else _node_masks.py_func
+    nmin, nmax, start, count, order, depth = build(item_min, item_max, int(leaf_size), int(max_leaf))
+    mask = masks(start, count, order, np.ascontiguousarray(item_layer, dtype=np.int64))
     return BVH(nmin, nmax, start, count, mask, order, int(depth))
 
 
