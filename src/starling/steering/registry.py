@@ -51,10 +51,7 @@ class BehaviorSpec:
 
     def compiled(self, parallel: bool):
         """The kernel compiled serially or with ``prange`` threads (each cached on disk)."""
-        key = bool(parallel)
-        if key not in self._compiled:
-            self._compiled[key] = _jit(self.kernel, parallel=key)
-        return self._compiled[key]
+        return _compiled(self._compiled, self.kernel, parallel)
 
 
 @dataclass(frozen=True)
@@ -75,10 +72,7 @@ class FusedSpec:
 
     def compiled(self, parallel: bool):
         """The kernel compiled serially or with ``prange`` threads (each cached on disk)."""
-        key = bool(parallel)
-        if key not in self._compiled:
-            self._compiled[key] = _jit(self.kernel, parallel=key)
-        return self._compiled[key]
+        return _compiled(self._compiled, self.kernel, parallel)
 
 
 #: what a behaviour may produce; a merger declares which of these it accepts
@@ -158,6 +152,15 @@ _version = [0]
 def version() -> int:
     """Bumps whenever something registers, so cached config models can be rebuilt."""
     return _version[0]
+
+
+def _compiled(table: dict, kernel: Callable, parallel: bool):
+    """``kernel`` compiled serially or with threads, made once per mode and kept in ``table``."""
+    key = bool(parallel)
+    compiled = table.get(key)
+    if compiled is None:
+        compiled = table[key] = _jit(kernel, parallel=key)
+    return compiled
 
 
 def _jit(func: Callable, parallel: bool):

@@ -14,7 +14,7 @@ Every parameter is read per animal with ``at(p.field, i)`` (it may be drawn per 
 import math
 from typing import Literal, Optional
 
-from numba import prange
+from numba import njit, prange
 from pydantic import Field
 
 from ...params import NeighborBehaviorParams
@@ -23,6 +23,68 @@ from ...registry import behavior, fused
 from ...results import emit
 from ...shaping import f_q1, f_sep, observability
 from ...vecmath import fast_acos
+
+
+# Each behaviour's finish (the accumulator's ``q = f(self, q')``) is a function of its own, shared by
+# the behaviour's kernel and the fused kernel at the end of this module, so the two compute each
+# result with the same code.
+_finish = njit(cache=True, no_cfunc_wrapper=True)
+
+
+@_finish
+def toward_centroid(sw, ax, ay, az, r, weight, power):
+    """Cohesion's finish: the unit offset to the weighted centroid ``a / sw`` and its desire
+    ``weight f_q1(|a / sw| / r, power)``, or no opinion (zeros)."""
+    ux = uy = uz = desire = 0.0
+    if sw > 0.0:
+        ax /= sw
+        ay /= sw
+        az /= sw
+        length = math.sqrt(ax * ax + ay * ay + az * az)
+        if length >= 1e-9:
+            ux, uy, uz = ax / length, ay / length, az / length
+            desire = weight * f_q1(length / r, power)
+    return ux, uy, uz, desire
+
+
+@_finish
+def heading_and_speed(sw, sb, ax, ay, az, vx, vy, vz, fx, fy, fz, weight, weight_speed, max_speed, power):
+    """Alignment's finish: the unit mean heading ``a`` with its desire (the angle to the animal's own
+    heading: its velocity ``v``, or its forward ``f`` at rest) and the mean speed ``sb / sw`` with
+    its desire; no opinion (zeros) without weight."""
+    ux = uy = uz = desire = b = speed_desire = 0.0
+    length = math.sqrt(ax * ax + ay * ay + az * az)
+    cs = 0.0
+    if sw > 0.0:
+        b = sb / sw
+        cs = math.sqrt(vx * vx + vy * vy + vz * vz)
+        speed_desire = weight_speed * f_q1(min(1.0, abs(b - cs) / max_speed), power)
+    if sw > 0.0 and length >= 1e-9:
+        ux = ax / length
+        uy = ay / length
+        uz = az / length
+        # heading of the animal: its velocity, or its forward vector when at rest
+        hx, hy, hz, hs = vx, vy, vz, cs
+        if hs < 1e-9:
+            hx, hy, hz = fx, fy, fz
+            hs = math.sqrt(hx * hx + hy * hy + hz * hz)
+        theta = 0.0
+        if hs > 1e-9:
+            theta = fast_acos((hx * ux + hy * uy + hz * uz) / hs)
+        desire = weight * f_q1(theta / math.pi, power)
+    return ux, uy, uz, desire, b, speed_desire
+
+
+@_finish
+def away(u, ax, ay, az, weight, k, power):
+    """Separation's finish: the unit direction ``a`` away from the neighbours and its desire
+    ``weight f_sep(u, k, power)`` (``u`` the largest observability), or no opinion (zeros)."""
+    ux = uy = uz = desire = 0.0
+    length = math.sqrt(ax * ax + ay * ay + az * az)
+    if u > 0.0 and length >= 1e-9:
+        ux, uy, uz = ax / length, ay / length, az / length
+        desire = weight * f_sep(u, k, power)
+    return ux, uy, uz, desire
 
 
 class CohesionParams(NeighborBehaviorParams):
@@ -57,16 +119,7 @@ def cohesion(agents, others, neighbors, p, time, dt, out):
             ax += od * unit[i, q, 0]
             ay += od * unit[i, q, 1]
             az += od * unit[i, q, 2]
-        # finish: a direction and its desire, or no opinion (all zero); one emit below
-        ux = uy = uz = desire = 0.0
-        if sw > 0.0:
-            ax /= sw
-            ay /= sw
-            az /= sw
-            length = math.sqrt(ax * ax + ay * ay + az * az)
-            if length >= 1e-9:
-                ux, uy, uz = ax / length, ay / length, az / length
-                desire = at(p.weight_direction, i) * f_q1(length / r, at(p.activation_power, i))
+        ux, uy, uz, desire = toward_centroid(sw, ax, ay, az, r, at(p.weight_direction, i), at(p.activation_power, i))
         emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
 
 
@@ -116,32 +169,9 @@ def alignment(agents, others, neighbors, p, time, dt, out):
                 ax += k * vx
                 ay += k * vy
                 az += k * vz
-        # finish: heading and speed with their desires, or no opinion (all zero); one emit below
-        ux = uy = uz = desire = b = speed_desire = 0.0
-        length = math.sqrt(ax * ax + ay * ay + az * az)
-        if sw > 0.0:
-            b = sb / sw
-            cvx = avel[i, 0]
-            cvy = avel[i, 1]
-            cvz = avel[i, 2]
-            cs = math.sqrt(cvx * cvx + cvy * cvy + cvz * cvz)
-            speed_desire = at(p.weight_speed, i) * f_q1(min(1.0, abs(b - cs) / at(p.max_speed, i)),
-                                                        at(p.activation_power, i))
-        if sw > 0.0 and length >= 1e-9:
-            ux = ax / length
-            uy = ay / length
-            uz = az / length
-            # heading of the animal: its velocity, or its forward vector when at rest
-            hx, hy, hz, hs = cvx, cvy, cvz, cs
-            if hs < 1e-9:
-                hx = afwd[i, 0]
-                hy = afwd[i, 1]
-                hz = afwd[i, 2]
-                hs = math.sqrt(hx * hx + hy * hy + hz * hz)
-            theta = 0.0
-            if hs > 1e-9:
-                theta = fast_acos((hx * ux + hy * uy + hz * uz) / hs)
-            desire = at(p.weight_direction, i) * f_q1(theta / math.pi, at(p.activation_power, i))
+        ux, uy, uz, desire, b, speed_desire = heading_and_speed(
+            sw, sb, ax, ay, az, avel[i, 0], avel[i, 1], avel[i, 2], afwd[i, 0], afwd[i, 1], afwd[i, 2],
+            at(p.weight_direction, i), at(p.weight_speed, i), at(p.max_speed, i), at(p.activation_power, i))
         emit(out, i, ux, uy, uz, desire, b, speed_desire)
 
 
@@ -179,12 +209,7 @@ def separation(agents, others, neighbors, p, time, dt, out):
             ax -= o * unit[i, q, 0]
             ay -= o * unit[i, q, 1]
             az -= o * unit[i, q, 2]
-        # finish: away from the neighbours, or no opinion (all zero); one emit below
-        ux = uy = uz = desire = 0.0
-        length = math.sqrt(ax * ax + ay * ay + az * az)
-        if u > 0.0 and length >= 1e-9:
-            ux, uy, uz = ax / length, ay / length, az / length
-            desire = at(p.weight_direction, i) * f_sep(u, at(p.sep_k, i), at(p.sep_power, i))
+        ux, uy, uz, desire = away(u, ax, ay, az, at(p.weight_direction, i), at(p.sep_k, i), at(p.sep_power, i))
         emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
 
 
@@ -257,47 +282,13 @@ def cohesion_alignment_separation(agents, others, neighbors, pc, pa, ps, time, d
                 s_x -= o_s * ux
                 s_y -= o_s * uy
                 s_z -= o_s * uz
-        # cohesion's finish
-        ux = uy = uz = desire = 0.0
-        if c_sw > 0.0:
-            c_x /= c_sw
-            c_y /= c_sw
-            c_z /= c_sw
-            length = math.sqrt(c_x * c_x + c_y * c_y + c_z * c_z)
-            if length >= 1e-9:
-                ux, uy, uz = c_x / length, c_y / length, c_z / length
-                desire = at(pc.weight_direction, i) * f_q1(length / rc, at(pc.activation_power, i))
+        ux, uy, uz, desire = toward_centroid(c_sw, c_x, c_y, c_z, rc, at(pc.weight_direction, i),
+                                             at(pc.activation_power, i))
         emit(out_c, i, ux, uy, uz, desire, 0.0, 0.0)
-        # alignment's finish
-        ux = uy = uz = desire = b = speed_desire = 0.0
-        length = math.sqrt(a_x * a_x + a_y * a_y + a_z * a_z)
-        if a_sw > 0.0:
-            b = a_sb / a_sw
-            cvx = avel[i, 0]
-            cvy = avel[i, 1]
-            cvz = avel[i, 2]
-            cs = math.sqrt(cvx * cvx + cvy * cvy + cvz * cvz)
-            speed_desire = at(pa.weight_speed, i) * f_q1(min(1.0, abs(b - cs) / at(pa.max_speed, i)),
-                                                         at(pa.activation_power, i))
-        if a_sw > 0.0 and length >= 1e-9:
-            ux = a_x / length
-            uy = a_y / length
-            uz = a_z / length
-            hx, hy, hz, hs = cvx, cvy, cvz, cs
-            if hs < 1e-9:
-                hx = afwd[i, 0]
-                hy = afwd[i, 1]
-                hz = afwd[i, 2]
-                hs = math.sqrt(hx * hx + hy * hy + hz * hz)
-            theta = 0.0
-            if hs > 1e-9:
-                theta = fast_acos((hx * ux + hy * uy + hz * uz) / hs)
-            desire = at(pa.weight_direction, i) * f_q1(theta / math.pi, at(pa.activation_power, i))
+        ux, uy, uz, desire, b, speed_desire = heading_and_speed(
+            a_sw, a_sb, a_x, a_y, a_z, avel[i, 0], avel[i, 1], avel[i, 2], afwd[i, 0], afwd[i, 1], afwd[i, 2],
+            at(pa.weight_direction, i), at(pa.weight_speed, i), at(pa.max_speed, i), at(pa.activation_power, i))
         emit(out_a, i, ux, uy, uz, desire, b, speed_desire)
-        # separation's finish
-        ux = uy = uz = desire = 0.0
-        length = math.sqrt(s_x * s_x + s_y * s_y + s_z * s_z)
-        if s_u > 0.0 and length >= 1e-9:
-            ux, uy, uz = s_x / length, s_y / length, s_z / length
-            desire = at(ps.weight_direction, i) * f_sep(s_u, at(ps.sep_k, i), at(ps.sep_power, i))
+        ux, uy, uz, desire = away(s_u, s_x, s_y, s_z, at(ps.weight_direction, i), at(ps.sep_k, i),
+                                  at(ps.sep_power, i))
         emit(out_s, i, ux, uy, uz, desire, 0.0, 0.0)
