@@ -25,13 +25,47 @@ from ...shaping import f_q1, f_sep, observability
 from ...vecmath import fast_acos
 
 
-# Each behaviour's finish (the accumulator's ``q = f(self, q')``) is a function of its own, shared by
-# the behaviour's kernel and the fused kernel at the end of this module, so the two compute each
-# result with the same code. Inlined: as calls they made the fused kernel 7 % slower.
-_finish = njit(cache=True, no_cfunc_wrapper=True, inline="always")
+# Each behaviour's two halves of the accumulator pattern, one neighbour's term (``⊕ g``) and the finish
+# (``f``), are functions of their own, shared by the behaviour's kernel and the fused kernel at the end of
+# this module: the two compute each result with the same code. Inlined: as calls they made the fused
+# kernel 7 % slower.
+_part = njit(cache=True, no_cfunc_wrapper=True, inline="always")
 
 
-@_finish
+@_part
+def add_to_centroid(sw, ax, ay, az, o, d, ux, uy, uz):
+    """Cohesion's term: a neighbour at distance ``d`` in unit direction ``u`` with observability ``o``
+    adds ``o`` to the weights ``sw`` and ``o d u`` to the weighted offsets ``a``."""
+    sw += o
+    od = o * d
+    return sw, ax + od * ux, ay + od * uy, az + od * uz
+
+
+@_part
+def add_heading(sw, sb, ax, ay, az, o, vx, vy, vz):
+    """Alignment's term: a seen neighbour (``o > 0``) with velocity ``v`` adds ``o`` to the weights
+    ``sw``, ``o |v|`` to the weighted speeds ``sb`` and ``o v̂`` to the weighted headings ``a``."""
+    s = math.sqrt(vx * vx + vy * vy + vz * vz)
+    sw += o
+    sb += o * s
+    if s > 1e-9:
+        k = o / s
+        ax += k * vx
+        ay += k * vy
+        az += k * vz
+    return sw, sb, ax, ay, az
+
+
+@_part
+def add_away(u, ax, ay, az, o, ux, uy, uz):
+    """Separation's term: a seen neighbour (``o > 0``) in unit direction ``u`` raises the largest
+    observability ``u`` to ``o`` and subtracts ``o u`` from the directions away ``a``."""
+    if o > u:
+        u = o
+    return u, ax - o * ux, ay - o * uy, az - o * uz
+
+
+@_part
 def toward_centroid(sw, ax, ay, az, r, weight, power):
     """Cohesion's finish: the unit offset to the weighted centroid ``a / sw`` and its desire
     ``weight f_q1(|a / sw| / r, power)``, or no opinion (zeros)."""
@@ -47,7 +81,7 @@ def toward_centroid(sw, ax, ay, az, r, weight, power):
     return ux, uy, uz, desire
 
 
-@_finish
+@_part
 def heading_and_speed(sw, sb, ax, ay, az, vx, vy, vz, fx, fy, fz, weight, weight_speed, max_speed, power):
     """Alignment's finish: the unit mean heading ``a`` with its desire (the angle to the animal's own
     heading: its velocity ``v``, or its forward ``f`` at rest) and the mean speed ``sb / sw`` with
@@ -75,7 +109,7 @@ def heading_and_speed(sw, sb, ax, ay, az, vx, vy, vz, fx, fy, fz, weight, weight
     return ux, uy, uz, desire, b, speed_desire
 
 
-@_finish
+@_part
 def away(u, ax, ay, az, weight, k, power):
     """Separation's finish: the unit direction ``a`` away from the neighbours and its desire
     ``weight f_sep(u, k, power)`` (``u`` the largest observability), or no opinion (zeros)."""
@@ -114,11 +148,7 @@ def cohesion(agents, others, neighbors, p, time, dt, out):
         for q in range(count[i]):
             d = dist[i, q]
             o = observability(d, angle[i, q], r, fov, dpow, apow)
-            sw += o
-            od = o * d
-            ax += od * unit[i, q, 0]
-            ay += od * unit[i, q, 1]
-            az += od * unit[i, q, 2]
+            sw, ax, ay, az = add_to_centroid(sw, ax, ay, az, o, d, unit[i, q, 0], unit[i, q, 1], unit[i, q, 2])
         ux, uy, uz, desire = toward_centroid(sw, ax, ay, az, r, at(p.weight_direction, i), at(p.activation_power, i))
         emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
 
@@ -158,17 +188,7 @@ def alignment(agents, others, neighbors, p, time, dt, out):
             if o <= 0.0:
                 continue
             j = index[i, q]
-            vx = ovel[j, 0]
-            vy = ovel[j, 1]
-            vz = ovel[j, 2]
-            s = math.sqrt(vx * vx + vy * vy + vz * vz)
-            sw += o
-            sb += o * s
-            if s > 1e-9:
-                k = o / s
-                ax += k * vx
-                ay += k * vy
-                az += k * vz
+            sw, sb, ax, ay, az = add_heading(sw, sb, ax, ay, az, o, ovel[j, 0], ovel[j, 1], ovel[j, 2])
         ux, uy, uz, desire, b, speed_desire = heading_and_speed(
             sw, sb, ax, ay, az, avel[i, 0], avel[i, 1], avel[i, 2], afwd[i, 0], afwd[i, 1], afwd[i, 2],
             at(p.weight_direction, i), at(p.weight_speed, i), at(p.max_speed, i), at(p.activation_power, i))
@@ -204,11 +224,7 @@ def separation(agents, others, neighbors, p, time, dt, out):
             o = observability(dist[i, q], angle[i, q], r, fov, dpow, apow)
             if o <= 0.0:
                 continue
-            if o > u:
-                u = o
-            ax -= o * unit[i, q, 0]
-            ay -= o * unit[i, q, 1]
-            az -= o * unit[i, q, 2]
+            u, ax, ay, az = add_away(u, ax, ay, az, o, unit[i, q, 0], unit[i, q, 1], unit[i, q, 2])
         ux, uy, uz, desire = away(u, ax, ay, az, at(p.weight_direction, i), at(p.sep_k, i), at(p.sep_power, i))
         emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
 
@@ -220,9 +236,9 @@ def cohesion_alignment_separation(agents, others, neighbors, pc, pa, ps, time, d
     Each pair's distance, angle and direction are read once instead of three times, and its
     observability is computed once when the three see alike (the same radius, field of view
     and powers for the animal: the usual case, where each takes its vision from the query).
-    Every sum is the one its behaviour's own kernel makes, in the same order, so each result
-    i is that kernel's bit for bit (``tests/steering/test_fused.py``); a change to one of the
-    three kernels above must be made here too.
+    Each neighbour's terms and each finish are the functions the three kernels above call, in the
+    same order, so each result row is that kernel's bit for bit (``tests/steering/test_fused.py``);
+    what this kernel has of its own is the loop, and which observability each term gets.
     """
     count = neighbors.count
     index = neighbors.index
@@ -256,32 +272,15 @@ def cohesion_alignment_separation(agents, others, neighbors, pc, pa, ps, time, d
             uy = unit[i, q, 1]
             uz = unit[i, q, 2]
             o = observability(d, angle[i, q], rc, fc, dc, ac)
-            c_sw += o
-            od = o * d
-            c_x += od * ux
-            c_y += od * uy
-            c_z += od * uz
+            c_sw, c_x, c_y, c_z = add_to_centroid(c_sw, c_x, c_y, c_z, o, d, ux, uy, uz)
             o_a = o if alike_a else observability(d, angle[i, q], ra, fa, da, aa)
             if o_a > 0.0:
                 j = index[i, q]
-                vx = ovel[j, 0]
-                vy = ovel[j, 1]
-                vz = ovel[j, 2]
-                s = math.sqrt(vx * vx + vy * vy + vz * vz)
-                a_sw += o_a
-                a_sb += o_a * s
-                if s > 1e-9:
-                    k = o_a / s
-                    a_x += k * vx
-                    a_y += k * vy
-                    a_z += k * vz
+                a_sw, a_sb, a_x, a_y, a_z = add_heading(a_sw, a_sb, a_x, a_y, a_z, o_a, ovel[j, 0], ovel[j, 1],
+                                                        ovel[j, 2])
             o_s = o if alike_s else observability(d, angle[i, q], rs, fs, ds, as_)
             if o_s > 0.0:
-                if o_s > s_u:
-                    s_u = o_s
-                s_x -= o_s * ux
-                s_y -= o_s * uy
-                s_z -= o_s * uz
+                s_u, s_x, s_y, s_z = add_away(s_u, s_x, s_y, s_z, o_s, ux, uy, uz)
         ux, uy, uz, desire = toward_centroid(c_sw, c_x, c_y, c_z, rc, at(pc.weight_direction, i),
                                              at(pc.activation_power, i))
         emit(out_c, i, ux, uy, uz, desire, 0.0, 0.0)
