@@ -195,17 +195,13 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
         profile["pair_geometry"] = {key: 0.0 for key in profile["query"]}
     agents = pop.agents()
     for run in group.runs:  # the behaviours as the step runs them: a fused kernel is timed as one
-        if isinstance(run, FusedRun):
-            kernel = run.spec.compiled(parallel)
-            params = [slot.params_for(pop) for slot in run.slots]
-            outs = [pipe.results.view(slot.row, n) for slot in run.slots]
-            profile[run.name] = _stats(_timed(
-                lambda: kernel(agents, others, nbrs, *params, 0.0, sim.dt, *outs), stage_repeats))
-            continue
+        # a behaviour's kernel is a fused kernel's of one: (agents, others, neighbours, params…, time, dt, out…)
+        slots = run.slots if isinstance(run, FusedRun) else (run,)
         kernel = run.spec.compiled(parallel)
-        out = pipe.results.view(run.row, n)
+        params = [slot.params_for(pop) for slot in slots]
+        outs = [pipe.results.view(slot.row, n) for slot in slots]
         profile[run.name] = _stats(_timed(
-            lambda: kernel(agents, others, nbrs, run.params_for(pop), 0.0, sim.dt, out), stage_repeats))
+            lambda: kernel(agents, others, nbrs, *params, 0.0, sim.dt, *outs), stage_repeats))
     desired = pipe.desired[:n]
     profile["merger"] = _stats(_timed(
         lambda: merge("priority_desire", pipe.results.stacked(n), pop.velocity, pop.forward, desired,

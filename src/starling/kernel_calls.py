@@ -51,14 +51,17 @@ _direct = os.environ.get("STARLING_KERNEL_CALLS", "direct") != "dispatch"
 #: the generation while calls go straight to their entry points (direct, unchecked, unobserved),
 #: else -1: what a site's last call must match for its fast path (see CallSite.__call__)
 _plain = 0
+#: a site's ``_last`` before its first plain direct call, and after anything that forgets its entries
+_NO_LAST = (None, -1, None, -1)
 
 
-def _replan() -> None:
+def _update_plain() -> None:
+    """Recompute :data:`_plain` after a change of the generation or of the modes."""
     global _plain
     _plain = _generation if (_direct and not _check and _observer is None) else -1
 
 
-_replan()
+_update_plain()
 
 
 class KernelCallMismatch(AssertionError):
@@ -69,7 +72,7 @@ def invalidate() -> None:
     """Forget every site's entry points (a simulation was rebuilt in place: its arguments may differ)."""
     global _generation
     _generation += 1
-    _replan()
+    _update_plain()
 
 
 @contextlib.contextmanager
@@ -77,12 +80,12 @@ def checking(enabled: bool = True):
     """Type every direct call again and compare (for tests: slow, but catches a site reusing a stale entry)."""
     global _check
     before, _check = _check, enabled
-    _replan()
+    _update_plain()
     try:
         yield
     finally:
         _check = before
-        _replan()
+        _update_plain()
 
 
 @contextlib.contextmanager
@@ -94,12 +97,12 @@ def observing(observer):
     """
     global _observer
     before, _observer = _observer, observer
-    _replan()
+    _update_plain()
     try:
         yield
     finally:
         _observer = before
-        _replan()
+        _update_plain()
 
 
 @contextlib.contextmanager
@@ -107,12 +110,12 @@ def dispatching():
     """Send every call through Numba's dispatcher, as without call sites (for comparisons)."""
     global _direct
     before, _direct = _direct, False
-    _replan()
+    _update_plain()
     try:
         yield
     finally:
         _direct = before
-        _replan()
+        _update_plain()
 
 
 def _resolve(kernel, args):
@@ -140,7 +143,7 @@ class CallSite:
         self._watched_types: tuple = ()
         # (kernel, rows bucket, entry point, generation) of the last plain direct call: a site
         # mostly calls one kernel, so its next call skips the key and the table (0.3 µs a call)
-        self._last: tuple = (None, -1, None, -1)
+        self._last: tuple = _NO_LAST
 
     def watch(self, *arrays) -> None:
         """Forget the entry points when these arrays differ in dtype or layout from the last ones watched.
@@ -159,7 +162,7 @@ class CallSite:
         types = tuple((a.dtype.str, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous) for a in arrays)
         if types != self._watched_types:
             self._entries.clear()
-            self._last = (None, -1, None, -1)
+            self._last = _NO_LAST
             self._watched_types = types
         self._watched = arrays
 
@@ -201,7 +204,7 @@ class CallSite:
     def clear(self) -> None:
         """Forget the entry points (the owner's arguments are about to change in type)."""
         self._entries.clear()
-        self._last = (None, -1, None, -1)
+        self._last = _NO_LAST
 
     def __len__(self) -> int:
         return len(self._entries)

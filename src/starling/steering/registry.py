@@ -144,7 +144,7 @@ _brain_actions: dict[str, BrainActionSpec] = {}
 _queries: dict[str, QuerySpec] = {}
 _sections: dict[tuple[str, str], SectionSpec] = {}
 _movers: dict[str, MoverSpec] = {}
-_fused: dict[tuple[str, ...], FusedSpec] = {}
+_fused: dict[str, FusedSpec] = {}  # by its behaviours' names joined with "+"
 _mergers: dict[str, MergerSpec] = {}
 _version = [0]
 
@@ -317,12 +317,9 @@ def fused(*names: str):
             raise RegistryError(f"fused kernel {'+'.join(names)}: {name!r} is not a registered neighbour behaviour")
 
     def register(kernel: Callable) -> Callable:
-        key = tuple(names)
-        existing = _fused.get(key)
-        if existing is not None and existing.kernel is not kernel and (
-                existing.kernel.__module__ != kernel.__module__ or existing.kernel.__qualname__ != kernel.__qualname__):
-            raise RegistryError(f"a fused kernel for {'+'.join(names)} is already registered")
-        _fused[key] = FusedSpec(key, kernel, (kernel.__doc__ or "").strip())
+        key = "+".join(names)
+        _check_free("fused kernel", key, _fused, kernel, "kernel")
+        _fused[key] = FusedSpec(tuple(names), kernel, (kernel.__doc__ or "").strip())
         _version[0] += 1
         return kernel
 
