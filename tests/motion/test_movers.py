@@ -160,9 +160,12 @@ def test_wrap_around_keeps_animals_inside_a_periodic_box():
 
 
 @pytest.mark.parametrize("planar", [False, True])
-@pytest.mark.parametrize("n", [1, 15, 16, 17, 53])
+@pytest.mark.parametrize("n", [1, 15, 63, 64, 65, 150])
 @pytest.mark.parametrize("per_animal", [False, True])
 def test_the_staged_kernel_moves_every_animal_as_the_one_pass_form_does_bit_for_bit(planar, n, per_animal):
+    """Block sizes around BLOCK (64) and every case the vectorised stages hand back to the one-animal
+    functions: at rest, turning about (the slerps' antiparallel branch), nearly turned already (their
+    near branch), an up along forward and a forward straight up (the degenerate projections)."""
     rng = np.random.default_rng(n + 100 * planar + 7 * per_animal)
     position = rng.uniform(0, 50, (n, 3)).astype(np.float32)
     velocity = rng.normal(0, 3, (n, 3)).astype(np.float32)
@@ -173,6 +176,11 @@ def test_the_staged_kernel_moves_every_animal_as_the_one_pass_form_does_bit_for_
     up[::3] = (0.0, 1.0, 0.0)
     desired = rng.normal(0, 4, (n, 3)).astype(np.float32)
     desired[1::5] = -3.0 * velocity[1::5]  # turn about: the slerps' antiparallel branch
+    desired[2::9] = 1.01 * velocity[2::9]  # nearly turned already: the slerps' near branch
+    heading = velocity[2::9] / np.maximum(np.linalg.norm(velocity[2::9], axis=1, keepdims=True), 1e-9)
+    forward[2::9] = np.where(np.abs(heading).sum(axis=1, keepdims=True) > 0, heading, forward[2::9])
+    forward[3::11] = (0.0, 1.0, 0.0)  # world up projects to nothing
+    up[4::13] = forward[4::13]  # the animal's up projects to nothing
     params = PlanarMoverParams(max_speed=6.0, drag=0.05) if planar else \
         FreeMoverParams(max_speed=6.0, drag=0.05, banking=2.0)
     mover = Mover(params, planar=planar)

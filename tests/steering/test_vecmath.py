@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from starling.steering.vecmath import fast_acos, slerp_unit
+from starling.steering.vecmath import SLERP_APART, fast_acos, slerp_apart, slerp_unit
 
 
 def test_fast_acos_is_within_2e8_radians_everywhere():
@@ -25,3 +25,19 @@ def test_slerp_moves_by_the_fraction_of_the_angle_and_stays_unit():
     assert abs(math.degrees(math.acos(x)) - 22.5) < 1e-5  # slerp uses fast_acos (2e-8 rad)
     x, y, z = slerp_unit(*a, -1.0, 0.0, 0.0, 0.5)  # antiparallel: still a unit vector, 90° away
     assert abs(math.hypot(x, y, z) - 1) < 1e-12 and abs(x) < 1e-9
+
+
+def test_the_general_slerp_is_slerp_unit_bit_for_bit_where_the_vectors_are_apart():
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(2000, 3))
+    b = rng.normal(size=(2000, 3))
+    a /= np.linalg.norm(a, axis=1, keepdims=True)
+    b /= np.linalg.norm(b, axis=1, keepdims=True)
+    t = rng.uniform(0, 1, 2000)
+    apart = 0
+    for (ax, ay, az), (bx, by, bz), f in zip(a, b, t):
+        c = ax * bx + ay * by + az * bz
+        if abs(c) <= SLERP_APART:
+            apart += 1
+            assert slerp_apart(ax, ay, az, bx, by, bz, c, f) == slerp_unit(ax, ay, az, bx, by, bz, f)
+    assert apart > 1900

@@ -26,7 +26,7 @@ from pydantic import Field
 
 from ..steering.params import PerAnimalParams
 from ..steering.registry import mover
-from ..steering.vecmath import cross3, normalize3, slerp_unit
+from ..steering.vecmath import SLERP_APART, cross3, normalize3, slerp_apart, slerp_unit
 
 _EPS = 1e-6
 
@@ -144,18 +144,28 @@ def accelerate(vx, vy, vz, dx, dy, dz, max_speed, a_up, a_down, a_lat, drag, dt)
     return nvx, nvy, nvz, lx, ly, lz
 
 
+#: the length of ``u``'s part off the forward axis below which :func:`_orthonormal_up` falls back
+_UP_DEGENERATE = 1e-4
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _project_off(ux, uy, uz, fx, fy, fz):
+    """``u`` less its part along the unit forward ``f``, normalised, and its length before."""
+    d = ux * fx + uy * fy + uz * fz
+    return normalize3(ux - d * fx, uy - d * fy, uz - d * fz)
+
+
 # called, not inlined: inlining its four calls into the mover copies its IR four times (compile time)
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _orthonormal_up(ux, uy, uz, fx, fy, fz):
     """Project ``u`` off the forward axis; world up (or x) if that degenerates."""
-    d = ux * fx + uy * fy + uz * fz
-    px, py, pz, length = normalize3(ux - d * fx, uy - d * fy, uz - d * fz)
-    if length > 1e-4:
+    px, py, pz, length = _project_off(ux, uy, uz, fx, fy, fz)
+    if length > _UP_DEGENERATE:
         return px, py, pz
     for cx, cy, cz in ((0.0, 1.0, 0.0), (1.0, 0.0, 0.0)):
         d = cx * fx + cy * fy + cz * fz
         px, py, pz, length = normalize3(cx - d * fx, cy - d * fy, cz - d * fz)
-        if length > 1e-4:
+        if length > _UP_DEGENERATE:
             return px, py, pz
     return 0.0, 1.0, 0.0
 
@@ -170,10 +180,10 @@ def _bank_target(lx, ly, lz, banking, gravity, dt, fx, fy, fz):
 
 
 #: animals moved together, stage by stage (see :func:`_move_range`)
-BLOCK = 16
+BLOCK = 64
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt, wrap, bmin, size, sscale, ascale):
     """Move animals ``lo``..``hi`` (one call per range: array-passing calls are not free).
 
@@ -181,123 +191,186 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
 
     An animal's update is one long chain of square roots and divisions that each wait for the
     one before (the new velocity, its direction, forward, the bank's target, the current up,
-    the slerp between them). Run whole, animal after animal, the core mostly waits. So a block
-    of :data:`BLOCK` animals goes through the chain stage by stage, each stage a loop whose
-    iterations are independent, which the core overlaps; the stages hand on their float64
-    values in small scratch arrays. The arithmetic is the one of an animal-at-a-time update, so
-    the result is the same bit for bit (30 % faster, see docs/performance.md).
+    the slerp between them). So a block of :data:`BLOCK` animals goes through the chain stage
+    by stage, each stage a loop whose iterations are independent, handing on float64 values in
+    scratch rows, one row per quantity. The stages that carry most of the arithmetic (the
+    direction, both slerps, the three projections of up) are branch free over the whole block
+    and vectorise: each computes the general case for every animal (:func:`slerp_apart`,
+    :func:`_project_off`) and a scalar pass then redoes the few animals in another case (a turn
+    of under two degrees or straight about, a degenerate up) with the one-animal functions. The
+    arithmetic is the one of an animal-at-a-time update, so the result is
+    :func:`move_one_pass_range`'s bit for bit (see docs/performance.md for the speed).
     """
     shared_turn = 1.0 - math.exp(-p[0, 5] * dt)
     shared_bank = 1.0 - math.exp(-p[0, 7] * dt)
-    heading = np.empty((BLOCK, 3))  # the new velocity, then its direction
-    speed = np.empty(BLOCK)  # the new speed
-    lateral = np.empty((BLOCK, 3))  # the velocity's lateral change (the turn banking leans into)
-    fwd = np.empty((BLOCK, 3))  # the new forward vector
-    target = np.empty((BLOCK, 3))  # the bank's target up, perpendicular to forward
-    current = np.empty((BLOCK, 3))  # the current up, perpendicular to forward; then the new up
+    per_animal = p.shape[0] > 1
+    # the new velocity, then its direction, and its speed
+    hx = np.empty(BLOCK)
+    hy = np.empty(BLOCK)
+    hz = np.empty(BLOCK)
+    speed = np.empty(BLOCK)
+    # the velocity's lateral change (the turn banking leans into)
+    lx = np.empty(BLOCK)
+    ly = np.empty(BLOCK)
+    lz = np.empty(BLOCK)
+    # forward before (then after) the step, the turn's fraction and the slerp's cosine
+    fx = np.empty(BLOCK)
+    fy = np.empty(BLOCK)
+    fz = np.empty(BLOCK)
+    nx = np.empty(BLOCK)
+    ny = np.empty(BLOCK)
+    nz = np.empty(BLOCK)
+    frac = np.empty(BLOCK)
+    cos_turn = np.empty(BLOCK)
+    # up: the one projected as the current up (the animal's, or world up when it does not bank),
+    # the bank's target, and their projections off forward with their lengths
+    ux = np.empty(BLOCK)
+    uy = np.empty(BLOCK)
+    uz = np.empty(BLOCK)
+    gx = np.empty(BLOCK)
+    gy = np.empty(BLOCK)
+    gz = np.empty(BLOCK)
+    cx = np.empty(BLOCK)
+    cy = np.empty(BLOCK)
+    cz = np.empty(BLOCK)
+    c_len = np.empty(BLOCK)
+    tx = np.empty(BLOCK)
+    ty = np.empty(BLOCK)
+    tz = np.empty(BLOCK)
+    t_len = np.empty(BLOCK)
+    bank_frac = np.empty(BLOCK)
     banked = np.empty(BLOCK, np.bool_)
+    # the velocity and the desire, x and z as they are stored (float32) and y in float64: the
+    # types the one-animal form's velocity step computes in, so the bits are its own
+    vx = np.empty(BLOCK, np.float32)
+    vz = np.empty(BLOCK, np.float32)
+    dx = np.empty(BLOCK, np.float32)
+    dz = np.empty(BLOCK, np.float32)
+    # each animal's limits: top speed, the three rates, drag
+    top = np.empty(BLOCK)
+    a_up = np.empty(BLOCK)
+    a_down = np.empty(BLOCK)
+    a_lat = np.empty(BLOCK)
+    drag = np.empty(BLOCK)
     for first in range(lo, hi, BLOCK):
-        last = min(hi, first + BLOCK)
-        # the new velocity (the improved constant-acceleration step)
-        for i in range(first, last):
-            k = i - first
-            r = i if p.shape[0] > 1 else 0
-            vx = velocity[i, 0]
-            vy = velocity[i, 1]
-            vz = velocity[i, 2]
-            dx = desired[i, 0]
-            dy = desired[i, 1]
-            dz = desired[i, 2]
-            if planar:
-                vy = 0.0
-                dy = 0.0
+        m = min(hi, first + BLOCK) - first
+        # the new velocity (the improved constant-acceleration step): its inputs ...
+        for k in range(m):
+            i = first + k
+            r = i if per_animal else 0
+            vx[k] = velocity[i, 0]
+            hy[k] = 0.0 if planar else velocity[i, 1]
+            vz[k] = velocity[i, 2]
+            dx[k] = desired[i, 0]
+            ny[k] = 0.0 if planar else desired[i, 1]
+            dz[k] = desired[i, 2]
             ss = sscale[i] if sscale.shape[0] > 0 else 1.0
             sa = ascale[i] if ascale.shape[0] > 0 else 1.0
-            nvx, nvy, nvz, lx, ly, lz = accelerate(
-                vx, vy, vz, dx, dy, dz, p[r, 0] * ss, p[r, 1] * sa, p[r, 2] * sa, p[r, 3] * sa, p[r, 4], dt
-            )
+            top[k] = p[r, 0] * ss
+            a_up[k] = p[r, 1] * sa
+            a_down[k] = p[r, 2] * sa
+            a_lat[k] = p[r, 3] * sa
+            drag[k] = p[r, 4]
+            fx[k] = forward[i, 0]
+            fy[k] = forward[i, 1]
+            fz[k] = forward[i, 2]
+            frac[k] = shared_turn if r == 0 else 1.0 - math.exp(-p[r, 5] * dt)
+        # ... the step, over the block ...
+        for k in range(m):
+            hx[k], hy[k], hz[k], lx[k], ly[k], lz[k] = accelerate(
+                vx[k], hy[k], vz[k], dx[k], ny[k], dz[k], top[k], a_up[k], a_down[k], a_lat[k], drag[k], dt)
+        # ... and the new velocity
+        for k in range(m):
+            i = first + k
             if planar:
-                nvy = 0.0
-            velocity[i, 0] = nvx
-            velocity[i, 1] = nvy
-            velocity[i, 2] = nvz
-            heading[k, 0] = nvx
-            heading[k, 1] = nvy
-            heading[k, 2] = nvz
-            lateral[k, 0] = lx
-            lateral[k, 1] = ly
-            lateral[k, 2] = lz
+                hy[k] = 0.0
+            velocity[i, 0] = hx[k]
+            velocity[i, 1] = hy[k]
+            velocity[i, 2] = hz[k]
         # its direction
-        for k in range(last - first):
-            tx, ty, tz, s = normalize3(heading[k, 0], heading[k, 1], heading[k, 2])
-            heading[k, 0] = tx
-            heading[k, 1] = ty
-            heading[k, 2] = tz
-            speed[k] = s
-        # forward follows the velocity's direction
-        for i in range(first, last):
-            k = i - first
-            r = i if p.shape[0] > 1 else 0
-            t_turn = shared_turn if r == 0 else 1.0 - math.exp(-p[r, 5] * dt)
-            fx = forward[i, 0]
-            fy = forward[i, 1]
-            fz = forward[i, 2]
-            if speed[k] > 1e-4:
-                fx, fy, fz = slerp_unit(fx, fy, fz, heading[k, 0], heading[k, 1], heading[k, 2], t_turn)
+        for k in range(m):
+            hx[k], hy[k], hz[k], speed[k] = normalize3(hx[k], hy[k], hz[k])
+        # forward follows the velocity's direction: the general slerp for every animal ...
+        for k in range(m):
+            c = fx[k] * hx[k] + fy[k] * hy[k] + fz[k] * hz[k]
+            cos_turn[k] = c
+            nx[k], ny[k], nz[k] = slerp_apart(fx[k], fy[k], fz[k], hx[k], hy[k], hz[k], c, frac[k])
+        # ... then the animals at rest, nearly turned already or turning about, and the plane
+        for k in range(m):
+            i = first + k
+            if not speed[k] > 1e-4:
+                nx[k] = fx[k]
+                ny[k] = fy[k]
+                nz[k] = fz[k]
+            elif not abs(cos_turn[k]) <= SLERP_APART:
+                nx[k], ny[k], nz[k] = slerp_unit(fx[k], fy[k], fz[k], hx[k], hy[k], hz[k], frac[k])
             if planar:
-                fx, fy, fz, fl = normalize3(fx, 0.0, fz)
-                if fl == 0.0:
-                    fx, fy, fz = 0.0, 0.0, 1.0
-            forward[i, 0] = fx
-            forward[i, 1] = fy
-            forward[i, 2] = fz
-            fwd[k, 0] = fx
-            fwd[k, 1] = fy
-            fwd[k, 2] = fz
-        # up: world up for planar movers and those that do not bank; else the bank's target
-        # (the lift that cancels gravity plus the turn's centripetal acceleration) and the
-        # current up, each made perpendicular to forward
-        for i in range(first, last):
-            k = i - first
-            r = i if p.shape[0] > 1 else 0
-            fx = fwd[k, 0]
-            fy = fwd[k, 1]
-            fz = fwd[k, 2]
+                ax, ay, az, al = normalize3(nx[k], 0.0, nz[k])
+                if al == 0.0:
+                    ax, ay, az = 0.0, 0.0, 1.0
+                nx[k] = ax
+                ny[k] = ay
+                nz[k] = az
+            forward[i, 0] = nx[k]
+            forward[i, 1] = ny[k]
+            forward[i, 2] = nz[k]
+            # up: world up for planar movers and those that do not bank; else the bank's target
+            # (the lift that cancels gravity plus the turn's centripetal acceleration) and the
+            # current up, each made perpendicular to forward
+            r = i if per_animal else 0
             banked[k] = not (planar or p[r, 6] == 0.0)
-            if not banked[k]:
-                cx, cy, cz = _orthonormal_up(0.0, 1.0, 0.0, fx, fy, fz)
-            else:
-                gx, gy, gz = _bank_target(lateral[k, 0], lateral[k, 1], lateral[k, 2], p[r, 6], p[r, 8], dt, fx, fy, fz)
-                target[k, 0] = gx
-                target[k, 1] = gy
-                target[k, 2] = gz
+            if banked[k]:
+                bank = p[r, 6] / dt
+                gx[k] = lx[k] * bank
+                gy[k] = p[r, 8] + ly[k] * bank
+                gz[k] = lz[k] * bank
                 # (float64 here as everywhere: one compilation; the float32 components only ever meet float64 ones)
-                cx, cy, cz = _orthonormal_up(np.float64(up[i, 0]), np.float64(up[i, 1]), np.float64(up[i, 2]), fx, fy, fz)
-            current[k, 0] = cx
-            current[k, 1] = cy
-            current[k, 2] = cz
-        # a banking up leans from the current toward the target
-        for i in range(first, last):
-            k = i - first
-            if banked[k]:
-                r = i if p.shape[0] > 1 else 0
-                t_bank = shared_bank if r == 0 else 1.0 - math.exp(-p[r, 7] * dt)
-                ux, uy, uz = slerp_unit(current[k, 0], current[k, 1], current[k, 2],
-                                        target[k, 0], target[k, 1], target[k, 2], t_bank)
-                current[k, 0] = ux
-                current[k, 1] = uy
-                current[k, 2] = uz
+                ux[k] = np.float64(up[i, 0])
+                uy[k] = np.float64(up[i, 1])
+                uz[k] = np.float64(up[i, 2])
+                bank_frac[k] = shared_bank if r == 0 else 1.0 - math.exp(-p[r, 7] * dt)
+            else:
+                gx[k] = 0.0
+                gy[k] = 1.0
+                gz[k] = 0.0
+                ux[k] = 0.0
+                uy[k] = 1.0
+                uz[k] = 0.0
+                bank_frac[k] = 0.0
+        # both ups projected off forward ...
+        for k in range(m):
+            cx[k], cy[k], cz[k], c_len[k] = _project_off(ux[k], uy[k], uz[k], nx[k], ny[k], nz[k])
+            tx[k], ty[k], tz[k], t_len[k] = _project_off(gx[k], gy[k], gz[k], nx[k], ny[k], nz[k])
+        # ... redone where that degenerates
+        for k in range(m):
+            if not c_len[k] > _UP_DEGENERATE:
+                cx[k], cy[k], cz[k] = _orthonormal_up(ux[k], uy[k], uz[k], nx[k], ny[k], nz[k])
+            if banked[k] and not t_len[k] > _UP_DEGENERATE:
+                tx[k], ty[k], tz[k] = _orthonormal_up(gx[k], gy[k], gz[k], nx[k], ny[k], nz[k])
+        # a banking up leans from the current toward the target (the general slerp, then the others)
+        for k in range(m):
+            c = cx[k] * tx[k] + cy[k] * ty[k] + cz[k] * tz[k]
+            cos_turn[k] = c
+            ux[k], uy[k], uz[k] = slerp_apart(cx[k], cy[k], cz[k], tx[k], ty[k], tz[k], c, bank_frac[k])
+        for k in range(m):
+            if banked[k] and not abs(cos_turn[k]) <= SLERP_APART:
+                ux[k], uy[k], uz[k] = slerp_unit(cx[k], cy[k], cz[k], tx[k], ty[k], tz[k], bank_frac[k])
+        # and is made perpendicular to forward again
+        for k in range(m):
+            gx[k], gy[k], gz[k], t_len[k] = _project_off(ux[k], uy[k], uz[k], nx[k], ny[k], nz[k])
         # the new up, and the move
-        for i in range(first, last):
-            k = i - first
-            ux = current[k, 0]
-            uy = current[k, 1]
-            uz = current[k, 2]
+        for k in range(m):
+            i = first + k
             if banked[k]:
-                ux, uy, uz = _orthonormal_up(ux, uy, uz, fwd[k, 0], fwd[k, 1], fwd[k, 2])
-            up[i, 0] = ux
-            up[i, 1] = uy
-            up[i, 2] = uz
+                if not t_len[k] > _UP_DEGENERATE:
+                    gx[k], gy[k], gz[k] = _orthonormal_up(ux[k], uy[k], uz[k], nx[k], ny[k], nz[k])
+                up[i, 0] = gx[k]
+                up[i, 1] = gy[k]
+                up[i, 2] = gz[k]
+            else:
+                up[i, 0] = cx[k]
+                up[i, 1] = cy[k]
+                up[i, 2] = cz[k]
             for a in range(3):
                 x = position[i, a] + velocity[i, a] * dt
                 if wrap:

@@ -67,6 +67,24 @@ def fast_acos(x):
     return math.pi - r if neg else r
 
 
+#: ``|a . b|`` past which :func:`slerp_unit` leaves the general formula (:func:`slerp_apart`)
+SLERP_APART = 0.9995
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def slerp_apart(ax, ay, az, bx, by, bz, c, t):
+    """:func:`slerp_unit` for unit vectors neither nearly the same nor nearly opposite
+    (``|c| <= SLERP_APART``, ``c = a . b``): turn ``a`` by ``t`` of the angle between them in
+    their plane. Branch free, so a kernel may run it over a block of animals in one loop
+    and redo the few others with :func:`slerp_unit`, bit for bit the same."""
+    theta = fast_acos(c) * t
+    # orthonormal basis in the plane of a and b
+    rx, ry, rz, n = normalize3(bx - ax * c, by - ay * c, bz - az * c)
+    ct = math.cos(theta)
+    st = math.sin(theta)
+    return ax * ct + rx * st, ay * ct + ry * st, az * ct + rz * st
+
+
 @njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def slerp_unit(ax, ay, az, bx, by, bz, t):
     """Spherical interpolation between unit vectors a and b by fraction t in [0, 1].
@@ -75,30 +93,22 @@ def slerp_unit(ax, ay, az, bx, by, bz, t):
     result is always a unit vector and never NaN.
     """
     c = ax * bx + ay * by + az * bz
-    if c > 0.9995:
+    if c > SLERP_APART:
         x = ax + (bx - ax) * t
         y = ay + (by - ay) * t
         z = az + (bz - az) * t
         ux, uy, uz, n = normalize3(x, y, z)
         return ux, uy, uz
-    if c < -0.9995:
+    if c < -SLERP_APART:
         # pick a perpendicular axis to rotate around
         px, py, pz = cross3(ax, ay, az, 0.0, 1.0, 0.0)
         if norm3(px, py, pz) < 1e-3:
             px, py, pz = cross3(ax, ay, az, 1.0, 0.0, 0.0)
         px, py, pz, n = normalize3(px, py, pz)
-        theta = math.pi * t
-        # rotate a about p by theta (p is perpendicular to a)
+        # rotate a about p by pi * t (p is perpendicular to a)
         qx, qy, qz = cross3(px, py, pz, ax, ay, az)
+        theta = math.pi * t
         ct = math.cos(theta)
         st = math.sin(theta)
         return ax * ct + qx * st, ay * ct + qy * st, az * ct + qz * st
-    theta = fast_acos(c) * t
-    # orthonormal basis in the plane of a and b
-    rx = bx - ax * c
-    ry = by - ay * c
-    rz = bz - az * c
-    rx, ry, rz, n = normalize3(rx, ry, rz)
-    ct = math.cos(theta)
-    st = math.sin(theta)
-    return ax * ct + rx * st, ay * ct + ry * st, az * ct + rz * st
+    return slerp_apart(ax, ay, az, bx, by, bz, c, t)
