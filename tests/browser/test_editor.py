@@ -357,6 +357,9 @@ def test_a_pride_wears_its_states_and_ranks_and_a_death_is_marked_where_it_happe
     page = editor
     page.locator("#scenario").select_option("savannah")
     page.wait_for_function(f"() => {STATE}.scenario === 'savannah' && {STATE}.headLabels === 3", timeout=180_000)
+    # ranked at the pride's first step: the labels before it say the state alone
+    page.wait_for_function("() => [...document.querySelectorAll('.head-label')]"
+                           ".filter(e => e.textContent.startsWith('#')).length === 3", timeout=60_000)
     texts = page.locator(".head-label").all_inner_texts()
     assert sorted(t.split(" · ")[0] for t in texts) == ["#1", "#2", "#3"], texts
     assert page.locator('.head-label[data-species="lion"]').count() == 3

@@ -221,3 +221,19 @@ def test_an_attacking_lion_keeps_its_zebra_and_leads_it_unless_faithful():
             assert goal == pytest.approx((30.0, 0.0))
         else:          # kept (30 m is not under half of 40 m), led min(40 / 1, 1.5) s at 4 m/s east
             assert goal == pytest.approx((6.0, 40.0)) and lion.component("prey_uid")[0] == zebra.uid[0]
+
+
+def test_a_pride_is_labelled_with_ranks_only_once_it_has_ranked_itself():
+    """Ranks are drawn at the pride's first step: before it the lions' labels say their state
+    alone (they once all said "#1"), after it a rank each, the strongest "#1"."""
+    from starling.simulation import load_scenario
+
+    sim = load_scenario("savannah", seed=3, record_debug=False)
+    before = sim.animal_labels("lion")
+    assert len(before) == 3 and not any(label.startswith("#") for label in before), before
+    sim.step()
+    after = sim.animal_labels("lion")
+    assert sorted(label.split(" · ")[0] for label in after) == ["#1", "#2", "#3"], after
+    power = sim.population("lion").component("power")[:3]
+    strongest = int(np.argmax(power))
+    assert after[strongest].startswith("#1 · ")

@@ -183,9 +183,14 @@ class PackSystem(System):
             self._coordinate(sim, p)
 
     def labels(self, sim, species: str):
+        """Each lion's rank ("#1" the strongest); none until every lion of the pride is ranked
+        (a pride ranks itself at its first step, when it draws a newcomer's power: before that
+        every rank read 0, and the whole pride "#1")."""
         if not any(p.name == species for p in self.prides):
             return None
         pop = sim.world.population(species)
+        if (pop.component("power")[: pop.n] < 0).any():
+            return None
         return [f"#{int(r) + 1}" for r in pop.component("rank")[: pop.n]]
 
     def _coordinate(self, sim, p: _Pride) -> None:
