@@ -179,6 +179,14 @@ def _bank_target(lx, ly, lz, banking, gravity, dt, fx, fy, fz):
     return _orthonormal_up(lx * bank, gravity + ly * bank, lz * bank, fx, fy, fz)
 
 
+# called, not inlined: the staged kernel redoes only a few animals' slerps with it, and a third and
+# fourth inlined copy of the slerp there cost its compilation about two seconds
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _slerp_redo(ax, ay, az, bx, by, bz, t):
+    """:func:`slerp_unit` for the animals a stage's general case does not cover."""
+    return slerp_unit(ax, ay, az, bx, by, bz, t)
+
+
 #: animals moved together, stage by stage (see :func:`_move_range`)
 BLOCK = 64
 
@@ -303,7 +311,7 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
                 ny[k] = fy[k]
                 nz[k] = fz[k]
             elif not abs(cos_turn[k]) <= SLERP_APART:
-                nx[k], ny[k], nz[k] = slerp_unit(fx[k], fy[k], fz[k], hx[k], hy[k], hz[k], frac[k])
+                nx[k], ny[k], nz[k] = _slerp_redo(fx[k], fy[k], fz[k], hx[k], hy[k], hz[k], frac[k])
             if planar:
                 ax, ay, az, al = normalize3(nx[k], 0.0, nz[k])
                 if al == 0.0:
@@ -354,7 +362,7 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
             ux[k], uy[k], uz[k] = slerp_apart(cx[k], cy[k], cz[k], tx[k], ty[k], tz[k], c, bank_frac[k])
         for k in range(m):
             if banked[k] and not abs(cos_turn[k]) <= SLERP_APART:
-                ux[k], uy[k], uz[k] = slerp_unit(cx[k], cy[k], cz[k], tx[k], ty[k], tz[k], bank_frac[k])
+                ux[k], uy[k], uz[k] = _slerp_redo(cx[k], cy[k], cz[k], tx[k], ty[k], tz[k], bank_frac[k])
         # and is made perpendicular to forward again
         for k in range(m):
             gx[k], gy[k], gz[k], t_len[k] = _project_off(ux[k], uy[k], uz[k], nx[k], ny[k], nz[k])
