@@ -6,8 +6,10 @@ numeric parameter through :func:`at`, so one kernel source serves both: Numba co
 a specialisation per argument type, and for a plain number ``at`` compiles away to the
 number itself (no cost for the common case).
 """
+import math
+
 import numpy as np
-from numba import types
+from numba import njit, types
 from numba.extending import overload
 
 from .distributions import bounds_of
@@ -29,6 +31,15 @@ def _at(value, i):
     if isinstance(value, types.Array) and value.ndim == 1:
         return lambda value, i: value[i]
     return lambda value, i: value
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def vision(p, row):
+    """Animal ``row``'s vision in a neighbour behaviour's parameters ``p``: the radius (m), the
+    full field of view in radians, and the distance and angle powers, which are
+    :func:`~starling.steering.shaping.observability`'s last four arguments."""
+    return at(p.max_distance, row), math.radians(at(p.fov_deg, row)), at(p.distance_power, row), \
+        at(p.angle_power, row)
 
 
 def bind_draws(population, params, prefix: str, rng: np.random.Generator, old: dict) -> tuple:

@@ -18,7 +18,7 @@ from numba import njit, prange
 from pydantic import Field
 
 from ...params import NeighborBehaviorParams
-from ...per_animal import at
+from ...per_animal import at, vision
 from ...registry import behavior, fused
 from ...results import emit
 from ...shaping import f_q1, f_sep, observability
@@ -137,10 +137,7 @@ def cohesion(agents, others, neighbors, p, time, dt, out):
     angle = neighbors.angle
     unit = neighbors.direction
     for i in prange(count.shape[0]):
-        r = at(p.max_distance, i)
-        fov = math.radians(at(p.fov_deg, i))
-        dpow = at(p.distance_power, i)
-        apow = at(p.angle_power, i)
+        r, fov, dpow, apow = vision(p, i)
         sw = 0.0
         ax = 0.0
         ay = 0.0
@@ -174,10 +171,7 @@ def alignment(agents, others, neighbors, p, time, dt, out):
     avel = agents.velocity
     afwd = agents.forward
     for i in prange(count.shape[0]):
-        r = at(p.max_distance, i)
-        fov = math.radians(at(p.fov_deg, i))
-        dpow = at(p.distance_power, i)
-        apow = at(p.angle_power, i)
+        r, fov, dpow, apow = vision(p, i)
         sw = 0.0
         ax = 0.0
         ay = 0.0
@@ -212,10 +206,7 @@ def separation(agents, others, neighbors, p, time, dt, out):
     angle = neighbors.angle
     unit = neighbors.direction
     for i in prange(count.shape[0]):
-        r = at(p.max_distance, i)
-        fov = math.radians(at(p.fov_deg, i))
-        dpow = at(p.distance_power, i)
-        apow = at(p.angle_power, i)
+        r, fov, dpow, apow = vision(p, i)
         u = 0.0
         ax = 0.0
         ay = 0.0
@@ -249,18 +240,9 @@ def cohesion_alignment_separation(agents, others, neighbors, pc, pa, ps, time, d
     avel = agents.velocity
     afwd = agents.forward
     for i in prange(count.shape[0]):
-        rc = at(pc.max_distance, i)
-        fc = math.radians(at(pc.fov_deg, i))
-        dc = at(pc.distance_power, i)
-        ac = at(pc.angle_power, i)
-        ra = at(pa.max_distance, i)
-        fa = math.radians(at(pa.fov_deg, i))
-        da = at(pa.distance_power, i)
-        aa = at(pa.angle_power, i)
-        rs = at(ps.max_distance, i)
-        fs = math.radians(at(ps.fov_deg, i))
-        ds = at(ps.distance_power, i)
-        as_ = at(ps.angle_power, i)
+        rc, fc, dc, ac = vision(pc, i)
+        ra, fa, da, aa = vision(pa, i)
+        rs, fs, ds, as_ = vision(ps, i)
         alike_a = ra == rc and fa == fc and da == dc and aa == ac
         alike_s = rs == rc and fs == fc and ds == dc and as_ == ac
         c_sw = c_x = c_y = c_z = 0.0  # cohesion: weights, weighted offsets
