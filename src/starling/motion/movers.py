@@ -221,7 +221,8 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
     lx = np.empty(BLOCK)
     ly = np.empty(BLOCK)
     lz = np.empty(BLOCK)
-    # forward before (then after) the step, the turn's fraction and the slerp's cosine
+    # forward before the step (f) and after it (n; ny holds the desire's y during the velocity step),
+    # the turn's fraction, and each slerp's cosine in turn
     fx = np.empty(BLOCK)
     fy = np.empty(BLOCK)
     fz = np.empty(BLOCK)
@@ -355,7 +356,8 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
                 cx[k], cy[k], cz[k] = _orthonormal_up(ux[k], uy[k], uz[k], nx[k], ny[k], nz[k])
             if banked[k] and not t_len[k] > _UP_DEGENERATE:
                 tx[k], ty[k], tz[k] = _orthonormal_up(gx[k], gy[k], gz[k], nx[k], ny[k], nz[k])
-        # a banking up leans from the current toward the target (the general slerp, then the others)
+        # a banking up leans from the current toward the target (the general slerp, then the others),
+        # into the rows u.., free since the current up was projected
         for k in range(m):
             c = cx[k] * tx[k] + cy[k] * ty[k] + cz[k] * tz[k]
             cos_turn[k] = c
@@ -363,7 +365,7 @@ def _move_range(lo, hi, planar, position, velocity, forward, up, desired, p, dt,
         for k in range(m):
             if banked[k] and not abs(cos_turn[k]) <= SLERP_APART:
                 ux[k], uy[k], uz[k] = _slerp_redo(cx[k], cy[k], cz[k], tx[k], ty[k], tz[k], bank_frac[k])
-        # and is made perpendicular to forward again
+        # and is made perpendicular to forward again, into the target's rows g.. (free since its projection)
         for k in range(m):
             gx[k], gy[k], gz[k], t_len[k] = _project_off(ux[k], uy[k], uz[k], nx[k], ny[k], nz[k])
         # the new up, and the move
