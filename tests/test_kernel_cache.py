@@ -160,3 +160,54 @@ def test_the_dependency_stamp_follows_helpers_through_helpers():
     # _constant_range -> move_along (heading.py) -> wrap_coordinate (movers.py); normalize3 (vecmath.py)
     files = [name for name, _ in kernel_cache.dependency_stamp(constant_speed._constant_range.py_func)]
     assert files == ["heading.py", "movers.py", "vecmath.py"]
+
+
+TWICE = '''
+from numba import njit
+
+
+@njit(cache=True)
+def twice(x):
+    return x * 2
+'''
+
+
+def _python(code: str, folder: Path, cwd: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_DEBUG_CACHE")}
+    env.update(STARLING_CACHE_DIR=str(folder))
+    res = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return res.stdout.strip()
+
+
+def test_an_entry_holding_another_signatures_code_is_compiled_again(tmp_path):
+    """Two saves at once could once leave a signature's index entry naming another signature's
+    data file; such an entry is not loaded (int code for a float call would misread it)."""
+    (tmp_path / "twice_mod.py").write_text(TWICE)
+    folder = tmp_path / "kernels"
+    fill = "import starling, twice_mod; print(twice_mod.twice(2), twice_mod.twice(2.5))"
+    assert _python(fill, folder, tmp_path) == "4 5.0"
+    data = sorted(folder.rglob("*twice*.nbc"))
+    assert len(data) == 2
+    first, second = (p.read_bytes() for p in data)
+    data[0].write_bytes(second)  # each signature's entry now names the other's code
+    data[1].write_bytes(first)
+    call = "import starling, twice_mod; r = twice_mod.twice(2); print(type(r).__name__, r)"
+    assert _python(call, folder, tmp_path) == "int 4"
+
+
+def test_a_save_holds_the_kernels_index_lock(tmp_path):
+    """A save runs under an exclusive lock on ``<index>.nbi.lock``: while one is held, another
+    process cannot take it, and a save leaves the lock file beside the index."""
+    (tmp_path / "twice_mod.py").write_text(TWICE)
+    folder = tmp_path / "kernels"
+    _python("import starling, twice_mod; twice_mod.twice(2)", folder, tmp_path)
+    index = next(folder.rglob("*twice*.nbi"))
+    lock = Path(str(index) + ".lock")
+    assert lock.exists()
+    probe = (f"import fcntl; f = open({str(lock)!r}, 'a+b')\n"
+             "try:\n    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB); print('free')\n"
+             "except BlockingIOError:\n    print('held')")
+    with kernel_cache._locked(str(lock)):
+        assert _python(probe, folder, tmp_path) == "held"
+    assert _python(probe, folder, tmp_path) == "free"

@@ -56,3 +56,147 @@ def test_prepare_in_place_is_the_first_step_of_the_run():
 
 def test_only_a_real_simulation_is_prepared():
     assert can_prepare(_flock()) and not can_prepare(object())
+
+
+# ---------------------------------------------------------------- the second process
+FAKE_PARTS = '''
+import os
+import time
+
+from numba import njit
+
+
+@njit(cache=True)
+def part0(x):
+    return x + 1.0
+
+
+@njit(cache=True)
+def part1(x):
+    return x + 2.0
+
+
+@njit(cache=True)
+def part2(x):
+    return x + 3.0
+
+
+@njit(cache=True)
+def part3(x):
+    return x + 4.0
+
+
+KERNELS = (part0, part1, part2, part3)
+
+
+class FakeSim:
+    """Four step parts, each calling its own kernel. Run by its first process, part 1 waits until
+    another process has run part 3 (so that process takes the last parts); run elsewhere with
+    ``crash``, part 3 kills its process once it has compiled."""
+
+    def __init__(self, folder, owner, crash=False):
+        self.folder, self.owner, self.crash = folder, owner, crash
+        self.results = []
+
+    def step_part_count(self):
+        return 4
+
+    def snapshot(self):
+        return (self.folder, self.owner, self.crash)
+
+    @classmethod
+    def restore(cls, snapshot):
+        return cls(*snapshot)
+
+    def __reduce__(self):
+        return (FakeSim, self.snapshot())
+
+    def step(self, n=1, on_part=None):
+        for label in self._step_parts():
+            on_part(label)
+
+    def _step_parts(self):
+        for i, kernel in enumerate(KERNELS):
+            if (yield f"part {i}"):
+                continue
+            here = os.getpid() == self.owner
+            if i == 1 and here:
+                for _ in range(12000):  # the other process's sign, or two minutes
+                    if os.path.exists(os.path.join(self.folder, "part3-ran")):
+                        break
+                    time.sleep(0.01)
+            self.results.append(kernel(float(i)))
+            if i == 3 and not here:
+                open(os.path.join(self.folder, "part3-ran"), "w").close()
+                if self.crash:
+                    os._exit(3)
+'''
+
+
+def _fake_sim(tmp_path, monkeypatch, crash=False):
+    import os
+    import uuid
+
+    name = f"fake_parts_{uuid.uuid4().hex[:8]}"  # fresh kernels: nothing of them is cached yet
+    (tmp_path / f"{name}.py").write_text(FAKE_PARTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = __import__(name)
+    monkeypatch.setenv("STARLING_COMPILE_HELPER", "1")
+    return module.FakeSim(str(tmp_path), os.getpid(), crash)
+
+
+def test_a_second_process_compiles_the_last_parts_and_this_one_loads_them(tmp_path, monkeypatch):
+    """Part 0 compiles here, so the second process starts before part 1 and takes parts 3
+    and 2 from the end; this process waits for them and runs them with their kernels loaded
+    from the cache it shares, compiling only parts 0 and 1 itself."""
+    import starling.prepare as prep
+
+    sim = _fake_sim(tmp_path, monkeypatch)
+    monkeypatch.setattr(prep, "_compilations_seen", 10**9)  # as if the build compiled nothing
+    monkeypatch.setattr(prep, "_second_wanted", lambda sim: True)  # whatever this machine's cores
+    seen: list[str] = []
+    done = prepare(sim, on_progress=lambda stage, fraction: seen.append(stage), in_place=True)
+    assert sim.results == [1.0, 3.0, 5.0, 7.0]
+    assert done.parts_elsewhere == 2
+    assert done.compiled == 2  # parts 0 and 1; parts 2 and 3 came from the other process's cache entries
+    assert seen[-1] == "ready"
+
+
+def test_a_second_process_that_dies_leaves_its_part_to_this_one(tmp_path, monkeypatch):
+    import starling.prepare as prep
+
+    sim = _fake_sim(tmp_path, monkeypatch, crash=True)
+    monkeypatch.setattr(prep, "_compilations_seen", 10**9)
+    monkeypatch.setattr(prep, "_second_wanted", lambda sim: True)
+    done = prepare(sim, in_place=True)
+    assert sim.results == [1.0, 3.0, 5.0, 7.0]
+    assert done.parts_elsewhere == 0
+    assert done.compiled >= 3  # parts 0, 1 and 2 here; part 3 here too unless its cache entry was saved before the crash
+
+
+def test_no_second_process_when_nothing_compiles_or_it_is_turned_off(tmp_path, monkeypatch):
+    import starling.prepare as prep
+
+    sim = _flock()
+    sim.step()  # every kernel compiled or loaded in this process already
+    monkeypatch.setattr(prep, "_compilations_seen", 10**9)
+    started = []
+    monkeypatch.setattr(prep, "_SecondCompiler", lambda *args: started.append(args))
+    assert prepare(sim, in_place=True).parts_elsewhere == 0 and not started
+    monkeypatch.setenv("STARLING_COMPILE_HELPER", "0")
+    assert not prep._second_wanted(sim)
+
+
+def test_one_part_of_a_step_runs_alone_when_the_others_are_skipped():
+    from starling.prepare import _run_part
+
+    labels = _flock()
+    names = list(labels._step_parts())
+    moved, steered = _flock(), _flock()
+    start = moved.population("bird").position.copy()
+    _run_part(moved, names.index("bird movement"))  # no steering: the birds glide on
+    _run_part(steered, names.index("bird steering"))
+    assert moved.step_count == steered.step_count == 1
+    assert not np.array_equal(moved.population("bird").position, start)
+    assert np.array_equal(steered.population("bird").position, start)
+    assert np.any(steered.pipelines[0].desired != 0) and not np.any(moved.pipelines[0].desired[:120] != 0)

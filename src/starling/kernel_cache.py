@@ -22,6 +22,13 @@ key the contents of the files of every helper its code names (compiled, or overl
 ``emit``), followed through the compiled helpers' own code (:func:`dependency_stamp`):
 change a helper and every kernel that reaches it compiles again, and only those.
 
+Two processes may compile kernels into one cache at once (``starling warm --jobs 2``, the
+second process of :mod:`starling.prepare`). Numba saves an entry by reading the kernel's
+index, picking a free data file name and writing both back, so two saves at once could lose
+an entry or, worse, give one signature's index entry the other's data file. :func:`install`
+makes each save hold a lock on the index (``*.nbi.lock``), and a loaded entry whose signature is
+not the one asked for is treated as not cached.
+
 The cache folder: ``STARLING_CACHE_DIR`` (applied here, before any kernel is defined,
 and passed on to child processes as ``NUMBA_CACHE_DIR``) wins over ``NUMBA_CACHE_DIR``;
 with neither, each source folder's ``__pycache__`` is used.
@@ -32,11 +39,23 @@ import functools
 import os
 import sys
 import types
+from contextlib import contextmanager
 from typing import Optional
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: saves there go unlocked, as Numba's own do
+    fcntl = None
 
 ENV = "STARLING_CACHE_DIR"
 
 _noticed: set[str] = set()
+_compiled = 0  # kernels Numba compiled (not loaded) in this process, counted once install() ran
+
+
+def compilations() -> int:
+    """How many kernels Numba has compiled in this process so far (cache loads not counted)."""
+    return _compiled
 
 
 class DamagedEntry(OSError):
@@ -176,15 +195,44 @@ def _key_by_helpers(caching) -> None:
     caching.Cache.__init__ = __init__
 
 
+@contextmanager
+def _locked(path: str):
+    """Hold an exclusive lock on ``path`` (made if need be) while the block runs; no lock where
+    the file cannot be made (a read-only cache: Numba's own save fails there anyway)."""
+    try:
+        handle = open(path, "a+b")
+    except OSError:
+        yield
+        return
+    with handle:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield  # closing the file releases the lock
+
+
+def _count_compilations() -> None:
+    from numba.core import event
+
+    class Count(event.Listener):
+        def on_start(self, ev):
+            global _compiled
+            _compiled += 1
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", Count())
+
+
 def install() -> None:
     """Apply ``STARLING_CACHE_DIR`` and make Numba's cache loading heal damaged files (once per process)."""
     apply_cache_dir()
-    from numba.core import caching
+    from numba.core import caching, sigutils
 
     files = caching.IndexDataCacheFile
     if getattr(files, "_starling_heals", False):
         return
-    load_index, load_data = files._load_index, files._load_data
+    load_index, load_data, save = files._load_index, files._load_data, files.save
     load_overload = caching.Cache._load_overload
 
     def _load_index(self):
@@ -207,9 +255,16 @@ def install() -> None:
             _notice(_kernel_name(name))
             raise DamagedEntry(f"damaged kernel cache file {name}") from exc
 
+    def _save(self, key, data):
+        with _locked(self._index_path + ".lock"):
+            return save(self, key, data)
+
     def _load_overload(self, sig, target_context):
         try:
-            return load_overload(self, sig, target_context)
+            cres = load_overload(self, sig, target_context)
+            if cres is not None and tuple(cres.signature.args) != tuple(sigutils.normalize_signature(sig)[0]):
+                return None  # another signature's code under this one's entry: compile instead
+            return cres
         except OSError:
             raise
         except Exception:  # the data unpickled but is no compiled code Numba can load
@@ -222,6 +277,8 @@ def install() -> None:
 
     files._load_index = _load_index
     files._load_data = _load_data
+    files.save = _save
     caching.Cache._load_overload = _load_overload
     _key_by_helpers(caching)
+    _count_compilations()
     files._starling_heals = True

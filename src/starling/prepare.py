@@ -14,14 +14,33 @@ starts compiling a kernel it calls ``on_progress(stage, fraction)``::
 
 ``fraction`` is the share of stages finished (0 to 1; the last call says ``ready``, 1.0).
 With a warm cache every stage is quick and the whole costs a copy and two steps.
+
+**A second process.** Numba compiles on one core. When kernels were compiled while the
+simulation was built (before :func:`prepare` is called), or are compiled during a stage, and
+the machine has a second core, a second process (:class:`_SecondCompiler`) gets a pickled copy
+of the simulation and compiles the step's parts from the last one back — the systems after
+the move, the last species' movement … — while this process goes from the first one on.
+Each part is claimed by whichever process reaches it first; a part the other process is
+compiling is waited for, then run here with its kernels loaded from the shared cache
+(:mod:`starling.kernel_cache` keeps concurrent saves safe). The second process is only an
+accelerator: it prints nothing, and if it fails or dies this process compiles what it
+had claimed. ``STARLING_COMPILE_HELPER=0`` turns it off.
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
+import pickle
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from numba.core import event
+
+from .kernel_cache import compilations
+from .plugins import loaded
+from .processes import ctrl_c_ignored_by_new_processes
 
 Progress = Callable[[str, float], None]
 Extra = Sequence[tuple[str, Callable[[Any], None]]]
@@ -29,11 +48,13 @@ Extra = Sequence[tuple[str, Callable[[Any], None]]]
 
 @dataclass(frozen=True)
 class Prepared:
-    """What :func:`prepare` did: the stages it named, the kernels Numba compiled, the seconds it took."""
+    """What :func:`prepare` did: the stages it named, the kernels Numba compiled (in this
+    process), the seconds it took, and the step parts a second process compiled."""
 
     stages: int
     compiled: int
     seconds: float
+    parts_elsewhere: int = 0
 
 
 class _Watch(event.Listener):
@@ -67,10 +88,15 @@ def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None,
     ``in_place``: take one real step of ``sim`` instead, its parts as the stages (no copy, no
     second step, no ``extra``: what ``starling run`` does with its first step).
     """
+    global _compilations_seen
     t0 = time.perf_counter()
     report = on_progress or (lambda stage, fraction: None)
-    total = sim.step_part_count() if in_place else 1 + sim.step_part_count() + 1 + len(extra)
+    parts = sim.step_part_count()
+    total = parts if in_place else 1 + parts + 1 + len(extra)
     state: dict[str, Any] = {"label": "", "done": -1, "compiling": False, "kernel": None}
+    # kernels compiled since the last preparation (building this simulation): the cache is cold
+    cold = compilations() > _compilations_seen
+    second: Optional[_SecondCompiler] = None
 
     def say(kernel: Optional[str] = None) -> None:
         if kernel is not None:
@@ -86,19 +112,133 @@ def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None,
         state["label"], state["compiling"], state["kernel"] = label, False, None
         say()
 
+    def part(label: str, index: int, source: Any) -> None:
+        """Before step part ``index`` runs here: start the second process if this is its moment
+        (``source``: the simulation it copies, at a step's start), then claim the part or wait
+        for it."""
+        nonlocal second
+        stage(label)
+        if second is None and (cold or watch.count) and index < parts - 1 and _second_wanted(sim):
+            second = _SecondCompiler(source, parts)
+        if second is not None:
+            second.take(index, lambda: say("in a second process"))
+
     watch = _Watch(say)
-    with event.install_listener("numba:compile", watch):
-        if in_place:
-            sim.step(on_part=stage)
-        else:
-            stage("copying the simulation")
-            copy = type(sim).restore(sim.snapshot())
-            for label in copy._step_parts():
-                stage(label)
-            stage("a second step")
-            copy.step()
-            for label, fn in extra:
-                stage(label)
-                fn(copy)
+    try:
+        with event.install_listener("numba:compile", watch):
+            if in_place:
+                index = iter(range(parts))
+                sim.step(on_part=lambda label: part(label, next(index), sim))
+            else:
+                stage("copying the simulation")
+                copy = type(sim).restore(sim.snapshot())
+                for index, label in enumerate(copy._step_parts()):
+                    part(label, index, sim)
+                stage("a second step")
+                copy.step()
+                for label, fn in extra:
+                    stage(label)
+                    fn(copy)
+    except BaseException:
+        if second is not None:
+            second.close(at_once=True)
+        raise
+    finally:
+        _compilations_seen = compilations()
+    elsewhere = 0 if second is None else second.close()
     report("ready", 1.0)
-    return Prepared(total, watch.count, time.perf_counter() - t0)
+    return Prepared(total, watch.count, time.perf_counter() - t0, elsewhere)
+
+
+#: the environment variable that turns the second process off (``0``)
+SECOND_PROCESS_ENV = "STARLING_COMPILE_HELPER"
+
+_FREE, _HERE, _THERE, _DONE = 0, 1, 2, 3  # a step part's claim
+_compilations_seen = 0  # kernels compiled in this process when the last preparation ended
+
+
+def _second_wanted(sim: Any) -> bool:
+    """A second core, not turned off, and a CPU step (a GPU step is one part)."""
+    if os.environ.get(SECOND_PROCESS_ENV, "1").strip() == "0" or getattr(sim, "device", None) is not None:
+        return False
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return cores >= 2
+
+
+class _SecondCompiler:
+    """A second process compiling a step's parts from the last one back (see the module)."""
+
+    def __init__(self, sim: Any, parts: int) -> None:
+        context = multiprocessing.get_context("spawn")  # a fork would share Numba's and LLVM's state
+        self.claims = context.Array("b", parts)
+        plugins = tuple(spec for spec, source in loaded().items() if source == "--plugin")
+        self.process = context.Process(target=_compile_from_the_end, name="starling-compile", daemon=True,
+                                       args=(pickle.dumps(sim, protocol=pickle.HIGHEST_PROTOCOL), self.claims, plugins))
+        with ctrl_c_ignored_by_new_processes():
+            self.process.start()
+
+    def take(self, index: int, waiting: Callable[[], None]) -> None:
+        """Claim part ``index`` for this process, or wait while the other one compiles it."""
+        with self.claims.get_lock():
+            if self.claims[index] == _FREE:
+                self.claims[index] = _HERE
+                return
+        if self.claims[index] == _THERE:
+            waiting()
+        while self.claims[index] == _THERE and self.process.is_alive():
+            time.sleep(0.01)
+
+    def close(self, at_once: bool = False) -> int:
+        """End the other process and count the parts it compiled. After a whole preparation it
+        has finished every part it claimed and is leaving; ``at_once`` (an error or Ctrl-C
+        here) ends it mid-compilation."""
+        with self.claims.get_lock():
+            for index in range(len(self.claims)):
+                if self.claims[index] == _FREE:
+                    self.claims[index] = _HERE
+        if not at_once:
+            self.process.join(timeout=10)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+        return sum(1 for claim in self.claims if claim == _DONE)
+
+
+def _compile_from_the_end(payload: bytes, claims, plugins: tuple) -> None:
+    """The second process: take the free parts from the last one back, each alone on the copy,
+    until one is already claimed. Quiet; a failure leaves the rest to the first process."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    sys.stdout = sys.stderr = open(os.devnull, "w")
+    try:
+        from .plugins import load_plugin
+
+        for spec in plugins:
+            load_plugin(spec)
+        sim = pickle.loads(payload)
+        for index in reversed(range(len(claims))):
+            with claims.get_lock():
+                if claims[index] != _FREE:
+                    return
+                claims[index] = _THERE
+            try:
+                _run_part(sim, index)
+            finally:
+                claims[index] = _DONE
+    except BaseException:  # noqa: BLE001 - the first process compiles whatever is left
+        return
+
+
+def _run_part(sim: Any, index: int) -> None:
+    """Step part ``index`` of ``sim`` alone: the generator is told to skip every other part."""
+    steps = sim._step_parts()
+    try:
+        next(steps)
+        for i in range(sim.step_part_count()):
+            steps.send(i != index)
+    except StopIteration:
+        pass

@@ -484,41 +484,45 @@ class Simulation:
         """One step, naming each part before it runs: the systems' preparation, each species'
         steering, each species' movement, the systems after the move (what a progress display
         shows while the first step compiles the kernels, see :mod:`starling.prepare`).
-        :meth:`step_part_count` parts; a generator costs well under a microsecond a step."""
+        :meth:`step_part_count` parts; a generator costs well under a microsecond a step.
+
+        Sending the generator a true value skips the part just named (the clock still
+        advances at the end): how :mod:`starling.prepare`'s second process compiles one
+        part of a throwaway copy's step alone. ``for`` loops send nothing and run every part."""
         world = self.world
         t = world.clock.time
         dt = world.clock.dt
         if self.device is not None:  # no systems, no commands: device_problems keeps those on the CPU
-            yield "GPU step"
-            self.device.step(t, dt)
+            if not (yield "GPU step"):
+                self.device.step(t, dt)
             world.clock.advance()
             return
-        yield "systems before steering"
         hooked = self._systems_read()[1]
-        for system in hooked[0]:
-            system.before_behaviors(self, dt)
+        if not (yield "systems before steering"):
+            for system in hooked[0]:
+                system.before_behaviors(self, dt)
         gathered: dict = {}  # targets gathered this step, shared by the species that gather the same
         for pipeline in self.pipelines:
-            yield f"{pipeline.name} steering"
-            pipeline.compute(world, t, dt, record=self.record_debug, gathered=gathered)
+            if not (yield f"{pipeline.name} steering"):
+                pipeline.compute(world, t, dt, record=self.record_debug, gathered=gathered)
         wrap = (world.bounds_min, world.bounds_max - world.bounds_min) if world.wrap else None
         for pipeline, mover, draws in zip(self.pipelines, self.movers, self.mover_draws):
-            yield f"{pipeline.name} movement"
+            skip = yield f"{pipeline.name} movement"
             pop = world.population(pipeline.name)
-            if pop.n == 0:
+            if skip or pop.n == 0:
                 continue
             turn = pipeline.turn_scale_for(pop.n)  # only brains of movers with a rotation limit set one
-            mover.move(pop.position, pop.velocity, pop.forward, pop.up, pipeline.desired[: pop.n], dt,
+            mover.move(pop.position, pop.velocity, pop.forward, pop.up, pipeline.desired_rows(pop.n), dt,
                        wrap=wrap, parallel=pop.n >= threads_from(),
                        speed_scale=pipeline.speed_scale_for(pop.n), accel_scale=pipeline.accel_scale_for(pop.n),
                        drawn={name: pop.component(comp) for name, comp in draws},
                        **({} if turn is None else {"turn_scale": turn}))
-        yield "systems after the move"
-        for system in hooked[1]:
-            system.after_move(self, dt)
-        killed = world.commands.apply(world)
-        for system in hooked[2]:
-            system.after_commands(self, killed)
+        if not (yield "systems after the move"):
+            for system in hooked[1]:
+                system.after_move(self, dt)
+            killed = world.commands.apply(world)
+            for system in hooked[2]:
+                system.after_commands(self, killed)
         world.clock.advance()
         if world.clock.step % REORDER_EVERY == 1:
             self._restore_locality()

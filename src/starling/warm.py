@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from multiprocessing import get_context
@@ -40,6 +38,7 @@ from numba.core import event
 
 from .config import read_scenario_data, scenario_names
 from .frames import FrameEncoder
+from .processes import ctrl_c_ignored_by_new_processes
 from .server.live_view import entity_blocks, frame_states, read_readouts
 from .simulation import Simulation, load_scenario
 from .steering.queries.verlet import FIRST_GRID_CALLS
@@ -144,7 +143,7 @@ def warm(names: Iterable[str] = (), *, steps: int = STEPS, jobs: Optional[int] =
         return _collect(_one_by_one(names, steps, on_start, on_kernel), on_done)
     # a Pool rather than concurrent.futures: its terminate() stops workers mid-compile when this
     # process is interrupted, where an executor's shutdown would wait for them
-    with _ctrl_c_ignored_by_new_processes():
+    with ctrl_c_ignored_by_new_processes():
         pool = get_context("spawn").Pool(workers, initializer=_start_worker, initargs=(tuple(plugins),))
     try:
         # a scenario that fails to build raises its ConfigError here, as it would in this process
@@ -201,25 +200,6 @@ def largest_first_then_smallest(names: list[str]) -> list[str]:
     size = {name: len(repr(read_scenario_data(name)[0])) for name in names}
     ordered = sorted(names, key=lambda name: size[name])
     return ordered[-1:] + ordered[:-1]
-
-
-@contextmanager
-def _ctrl_c_ignored_by_new_processes():
-    """Ctrl-C ignored while the workers start, so they start ignoring it.
-
-    A process inherits an ignored SIGINT, and Python then leaves it ignored. Ignoring it in
-    the worker's initializer alone left the second or so in which a new worker imports
-    Starling: a Ctrl-C then printed that worker's ``KeyboardInterrupt`` traceback beside the
-    command's one line. Only the main thread may set a handler; elsewhere the workers start
-    as before."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _start_worker(plugins: tuple) -> None:

@@ -154,15 +154,15 @@ def test_ctrl_c_stops_the_workers_too_and_says_what_was_kept(tmp_path):
         raise AssertionError("a worker outlived the command")
 
 
-def test_the_workers_start_with_ctrl_c_already_ignored():
-    """A process started while the warming command sets up its workers inherits an ignored
+def test_helper_processes_start_with_ctrl_c_already_ignored():
+    """A process started while a command sets up its helper processes inherits an ignored
     SIGINT, and Python leaves it so: a Ctrl-C while a worker still imports Starling cannot
     print that worker's traceback. Outside, and afterwards, Ctrl-C is the command's again."""
-    from starling.warm import _ctrl_c_ignored_by_new_processes
+    from starling.processes import ctrl_c_ignored_by_new_processes
 
     probe = [sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"]
     before = signal.getsignal(signal.SIGINT)
-    with _ctrl_c_ignored_by_new_processes():
+    with ctrl_c_ignored_by_new_processes():
         inside = subprocess.run(probe, capture_output=True, text=True, check=True).stdout
     outside = subprocess.run(probe, capture_output=True, text=True, check=True).stdout
     assert inside.strip() == "True"

@@ -205,8 +205,7 @@ class SpeciesPipeline:
         pop = world.population(self.name)
         n = pop.n
         self.results.ensure(n)
-        if self.desired.shape[0] < n:
-            self.desired = np.zeros((max(n, int(self.desired.shape[0] * 1.5)), 3), np.float32)
+        desired = self.desired_rows(n)
         if n == 0:
             return
         parallel = n >= threads_from()
@@ -239,9 +238,15 @@ class SpeciesPipeline:
         if self.desire_scale is not None:
             self._scale_calls(_scale_desires, n, n, self.desire_scale, self.results.direction_desire,
                               self.results.speed_desire)
-        self.merger_spec.run(self.results.stacked(n), pop.velocity, pop.forward, self.desired[:n], self.merger, parallel)
+        self.merger_spec.run(self.results.stacked(n), pop.velocity, pop.forward, desired, self.merger, parallel)
         if record:
             self.result_uids = pop.uid.copy()
+
+    def desired_rows(self, n: int) -> np.ndarray:
+        """``desired[:n]``, the buffer grown first if it is shorter (zeros: no steering yet)."""
+        if self.desired.shape[0] < n:
+            self.desired = np.zeros((max(n, int(self.desired.shape[0] * 1.5)), 3), np.float32)
+        return self.desired[:n]
 
     def rows_permuted(self, order: np.ndarray) -> None:
         """This species' rows were reordered (``Population.permute``): the neighbour lists its
