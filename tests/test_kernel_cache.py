@@ -196,18 +196,45 @@ def test_an_entry_holding_another_signatures_code_is_compiled_again(tmp_path):
     assert _python(call, folder, tmp_path) == "int 4"
 
 
-def test_a_save_holds_the_kernels_index_lock(tmp_path):
-    """A save runs under an exclusive lock on ``<index>.nbi.lock``: while one is held, another
-    process cannot take it, and a save leaves the lock file beside the index."""
+LOCK_PROBE = """
+import fcntl, sys
+f = open(sys.argv[1], "a+b")
+try:
+    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    print("free")
+except BlockingIOError:
+    print("held")
+"""
+
+
+def test_a_kernel_is_compiled_and_saved_under_its_lock(tmp_path):
+    """While a process compiles a kernel it holds ``<index>.nbi.lock``: another process that
+    wants the kernel waits, then loads the entry instead of compiling it again. Seen from a
+    probe run at the compilation's start (a Numba event); afterwards the lock is free."""
     (tmp_path / "twice_mod.py").write_text(TWICE)
+    (tmp_path / "probe.py").write_text(LOCK_PROBE)
     folder = tmp_path / "kernels"
-    _python("import starling, twice_mod; twice_mod.twice(2)", folder, tmp_path)
-    index = next(folder.rglob("*twice*.nbi"))
-    lock = Path(str(index) + ".lock")
-    assert lock.exists()
-    probe = (f"import fcntl; f = open({str(lock)!r}, 'a+b')\n"
-             "try:\n    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB); print('free')\n"
-             "except BlockingIOError:\n    print('held')")
-    with kernel_cache._locked(str(lock)):
-        assert _python(probe, folder, tmp_path) == "held"
-    assert _python(probe, folder, tmp_path) == "free"
+    code = """
+import os, subprocess, sys
+import starling, twice_mod
+from numba.core import event
+
+seen = []
+
+class Probe(event.Listener):
+    def on_start(self, ev):
+        if ev.data["dispatcher"].py_func.__name__ == "twice":
+            index = ev.data["dispatcher"]._cache._cache_file._index_path
+            seen.append(subprocess.run([sys.executable, "probe.py", index + ".lock"],
+                                       capture_output=True, text=True).stdout.strip())
+
+    def on_end(self, ev):
+        pass
+
+event.register("numba:compile", Probe())
+twice_mod.twice(2)
+index = twice_mod.twice._cache._cache_file._index_path
+after = subprocess.run([sys.executable, "probe.py", index + ".lock"], capture_output=True, text=True).stdout.strip()
+print(seen, after)
+"""
+    assert _python(code, folder, tmp_path) == "['held'] free"

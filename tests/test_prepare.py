@@ -7,6 +7,7 @@ import pickle
 import numpy as np
 
 import starling
+from starling import parallel_compile
 from starling.prepare import can_prepare, prepare
 
 
@@ -153,7 +154,7 @@ def test_a_second_process_compiles_the_last_parts_and_this_one_loads_them(tmp_pa
 
     sim = _fake_sim(tmp_path, monkeypatch)
     monkeypatch.setattr(prep, "_compilations_seen", 10**9)  # as if the build compiled nothing
-    monkeypatch.setattr(prep, "_second_wanted", lambda sim: True)  # whatever this machine's cores
+    monkeypatch.setattr(parallel_compile, "wanted", lambda sim: True)  # whatever this machine's cores
     seen: list[str] = []
     done = prepare(sim, on_progress=lambda stage, fraction: seen.append(stage), in_place=True)
     assert sim.results == [1.0, 3.0, 5.0, 7.0]
@@ -167,7 +168,7 @@ def test_a_second_process_that_dies_leaves_its_part_to_this_one(tmp_path, monkey
 
     sim = _fake_sim(tmp_path, monkeypatch, crash=True)
     monkeypatch.setattr(prep, "_compilations_seen", 10**9)
-    monkeypatch.setattr(prep, "_second_wanted", lambda sim: True)
+    monkeypatch.setattr(parallel_compile, "wanted", lambda sim: True)
     done = prepare(sim, in_place=True)
     assert sim.results == [1.0, 3.0, 5.0, 7.0]
     assert done.parts_elsewhere == 0
@@ -181,21 +182,21 @@ def test_no_second_process_when_nothing_compiles_or_it_is_turned_off(tmp_path, m
     sim.step()  # every kernel compiled or loaded in this process already
     monkeypatch.setattr(prep, "_compilations_seen", 10**9)
     started = []
-    monkeypatch.setattr(prep, "_SecondCompiler", lambda *args: started.append(args))
+    monkeypatch.setattr(parallel_compile, "SecondCompiler", lambda *args: started.append(args))
     assert prepare(sim, in_place=True).parts_elsewhere == 0 and not started
     monkeypatch.setenv("STARLING_COMPILE_HELPER", "0")
-    assert not prep._second_wanted(sim)
+    assert not parallel_compile.wanted(sim)
 
 
 def test_one_part_of_a_step_runs_alone_when_the_others_are_skipped():
-    from starling.prepare import _run_part
+    from starling.parallel_compile import run_part
 
     labels = _flock()
     names = list(labels._step_parts())
     moved, steered = _flock(), _flock()
     start = moved.population("bird").position.copy()
-    _run_part(moved, names.index("bird movement"))  # no steering: the birds glide on
-    _run_part(steered, names.index("bird steering"))
+    run_part(moved, names.index("bird movement"))  # no steering: the birds glide on
+    run_part(steered, names.index("bird steering"))
     assert moved.step_count == steered.step_count == 1
     assert not np.array_equal(moved.population("bird").position, start)
     assert np.array_equal(steered.population("bird").position, start)

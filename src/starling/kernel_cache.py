@@ -23,11 +23,14 @@ key the contents of the files of every helper its code names (compiled, or overl
 change a helper and every kernel that reaches it compiles again, and only those.
 
 Two processes may compile kernels into one cache at once (``starling warm --jobs 2``, the
-second process of :mod:`starling.prepare`). Numba saves an entry by reading the kernel's
-index, picking a free data file name and writing both back, so two saves at once could lose
-an entry or, worse, give one signature's index entry the other's data file. :func:`install`
-makes each save hold a lock on the index (``*.nbi.lock``), and a loaded entry whose signature is
-not the one asked for is treated as not cached.
+second process of :mod:`starling.parallel_compile`). Numba saves an entry by reading the
+kernel's index, picking a free data file name and writing both back, so two saves at once
+could lose an entry or, worse, give one signature's index entry the other's data file.
+:func:`install` makes a process hold a lock on the kernel (an ``flock`` on ``*.nbi.lock``)
+while it looks the kernel up in the cache, compiles it and saves it. A process that wants a
+kernel another one is compiling waits, then loads the other's result instead of compiling
+it again. A call graph has no cycles, so two processes cannot wait on each other. A loaded
+entry whose signature is not the one asked for is treated as not cached.
 
 The cache folder: ``STARLING_CACHE_DIR`` (applied here, before any kernel is defined,
 and passed on to child processes as ``NUMBA_CACHE_DIR``) wins over ``NUMBA_CACHE_DIR``;
@@ -195,10 +198,20 @@ def _key_by_helpers(caching) -> None:
     caching.Cache.__init__ = __init__
 
 
+_held: set[str] = set()  # the kernel locks this process holds (taken again inside: no wait)
+
+
 @contextmanager
-def _locked(path: str):
-    """Hold an exclusive lock on ``path`` (made if need be) while the block runs; no lock where
-    the file cannot be made (a read-only cache: Numba's own save fails there anyway)."""
+def kernel_lock(index_path: str):
+    """Hold the kernel's exclusive lock (``<index>.lock``, made if need be) while the block runs.
+
+    Reentrant in a process: a save inside a compilation, or a kernel that needs another
+    signature of itself, does not wait on itself. No lock where the file cannot be made (a
+    read-only cache: Numba's own save fails there anyway)."""
+    path = index_path + ".lock"
+    if path in _held:
+        yield
+        return
     try:
         handle = open(path, "a+b")
     except OSError:
@@ -207,7 +220,32 @@ def _locked(path: str):
     with handle:
         if fcntl is not None:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        yield  # closing the file releases the lock
+        _held.add(path)
+        try:
+            yield
+        finally:
+            _held.discard(path)  # closing the file releases the lock
+
+
+def _lock_compilations(dispatcher_class, sigutils) -> None:
+    """Look up, compile and save a cached kernel under its lock (see the module)."""
+    from numba.core.compiler_lock import global_compiler_lock
+
+    compile_ = dispatcher_class.compile
+
+    def compile(self, sig):
+        files = getattr(self._cache, "_cache_file", None)  # None: a kernel without cache=True
+        if files is None:
+            return compile_(self, sig)
+        # this process's compilations run one at a time, under Numba's own lock: taken first, so
+        # that two threads here cannot each hold one lock the other waits for
+        with global_compiler_lock:
+            if tuple(sigutils.normalize_signature(sig)[0]) in self.overloads:
+                return compile_(self, sig)
+            with kernel_lock(files._index_path):
+                return compile_(self, sig)
+
+    dispatcher_class.compile = compile
 
 
 def _count_compilations() -> None:
@@ -228,6 +266,7 @@ def install() -> None:
     """Apply ``STARLING_CACHE_DIR`` and make Numba's cache loading heal damaged files (once per process)."""
     apply_cache_dir()
     from numba.core import caching, sigutils
+    from numba.core.dispatcher import Dispatcher
 
     files = caching.IndexDataCacheFile
     if getattr(files, "_starling_heals", False):
@@ -256,7 +295,7 @@ def install() -> None:
             raise DamagedEntry(f"damaged kernel cache file {name}") from exc
 
     def _save(self, key, data):
-        with _locked(self._index_path + ".lock"):
+        with kernel_lock(self._index_path):  # held already when the save is a compilation's
             return save(self, key, data)
 
     def _load_overload(self, sig, target_context):
@@ -281,4 +320,5 @@ def install() -> None:
     caching.Cache._load_overload = _load_overload
     _key_by_helpers(caching)
     _count_compilations()
+    _lock_compilations(Dispatcher, sigutils)
     files._starling_heals = True

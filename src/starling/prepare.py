@@ -17,7 +17,7 @@ With a warm cache every stage is quick and the whole costs a copy and two steps.
 
 **A second process.** Numba compiles on one core. When kernels were compiled while the
 simulation was built (before :func:`prepare` is called), or are compiled during a stage, and
-the machine has a second core, a second process (:class:`_SecondCompiler`) gets a pickled copy
+the machine has a second core, a second process (:mod:`starling.parallel_compile`) gets a pickled copy
 of the simulation and compiles the step's parts from the last one back — the systems after
 the move, the last species' movement … — while this process goes from the first one on.
 Each part is claimed by whichever process reaches it first; a part the other process is
@@ -28,19 +28,14 @@ had claimed. ``STARLING_COMPILE_HELPER=0`` turns it off.
 """
 from __future__ import annotations
 
-import multiprocessing
-import os
-import pickle
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from numba.core import event
 
+from . import parallel_compile
 from .kernel_cache import compilations
-from .plugins import loaded
-from .processes import ctrl_c_ignored_by_new_processes
 
 Progress = Callable[[str, float], None]
 Extra = Sequence[tuple[str, Callable[[Any], None]]]
@@ -96,7 +91,7 @@ def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None,
     state: dict[str, Any] = {"label": "", "done": -1, "compiling": False, "kernel": None}
     # kernels compiled since the last preparation (building this simulation): the cache is cold
     cold = compilations() > _compilations_seen
-    second: Optional[_SecondCompiler] = None
+    second: Optional[parallel_compile.SecondCompiler] = None
 
     def say(kernel: Optional[str] = None) -> None:
         if kernel is not None:
@@ -118,8 +113,8 @@ def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None,
         for it."""
         nonlocal second
         stage(label)
-        if second is None and (cold or watch.count) and index < parts - 1 and _second_wanted(sim):
-            second = _SecondCompiler(source, parts)
+        if second is None and (cold or watch.count) and index < parts - 1 and parallel_compile.wanted(sim):
+            second = parallel_compile.SecondCompiler(source, parts)
         if second is not None:
             second.take(index, lambda: say("in a second process"))
 
@@ -150,95 +145,4 @@ def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None,
     return Prepared(total, watch.count, time.perf_counter() - t0, elsewhere)
 
 
-#: the environment variable that turns the second process off (``0``)
-SECOND_PROCESS_ENV = "STARLING_COMPILE_HELPER"
-
-_FREE, _HERE, _THERE, _DONE = 0, 1, 2, 3  # a step part's claim
 _compilations_seen = 0  # kernels compiled in this process when the last preparation ended
-
-
-def _second_wanted(sim: Any) -> bool:
-    """A second core, not turned off, and a CPU step (a GPU step is one part)."""
-    if os.environ.get(SECOND_PROCESS_ENV, "1").strip() == "0" or getattr(sim, "device", None) is not None:
-        return False
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return cores >= 2
-
-
-class _SecondCompiler:
-    """A second process compiling a step's parts from the last one back (see the module)."""
-
-    def __init__(self, sim: Any, parts: int) -> None:
-        context = multiprocessing.get_context("spawn")  # a fork would share Numba's and LLVM's state
-        self.claims = context.Array("b", parts)
-        plugins = tuple(spec for spec, source in loaded().items() if source == "--plugin")
-        self.process = context.Process(target=_compile_from_the_end, name="starling-compile", daemon=True,
-                                       args=(pickle.dumps(sim, protocol=pickle.HIGHEST_PROTOCOL), self.claims, plugins))
-        with ctrl_c_ignored_by_new_processes():
-            self.process.start()
-
-    def take(self, index: int, waiting: Callable[[], None]) -> None:
-        """Claim part ``index`` for this process, or wait while the other one compiles it."""
-        with self.claims.get_lock():
-            if self.claims[index] == _FREE:
-                self.claims[index] = _HERE
-                return
-        if self.claims[index] == _THERE:
-            waiting()
-        while self.claims[index] == _THERE and self.process.is_alive():
-            time.sleep(0.01)
-
-    def close(self, at_once: bool = False) -> int:
-        """End the other process and count the parts it compiled. After a whole preparation it
-        has finished every part it claimed and is leaving; ``at_once`` (an error or Ctrl-C
-        here) ends it mid-compilation."""
-        with self.claims.get_lock():
-            for index in range(len(self.claims)):
-                if self.claims[index] == _FREE:
-                    self.claims[index] = _HERE
-        if not at_once:
-            self.process.join(timeout=10)
-        if self.process.is_alive():
-            self.process.terminate()
-            self.process.join()
-        return sum(1 for claim in self.claims if claim == _DONE)
-
-
-def _compile_from_the_end(payload: bytes, claims, plugins: tuple) -> None:
-    """The second process: take the free parts from the last one back, each alone on the copy,
-    until one is already claimed. Quiet; a failure leaves the rest to the first process."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
-    sys.stdout = sys.stderr = open(os.devnull, "w")
-    try:
-        from .plugins import load_plugin
-
-        for spec in plugins:
-            load_plugin(spec)
-        sim = pickle.loads(payload)
-        for index in reversed(range(len(claims))):
-            with claims.get_lock():
-                if claims[index] != _FREE:
-                    return
-                claims[index] = _THERE
-            try:
-                _run_part(sim, index)
-            finally:
-                claims[index] = _DONE
-    except BaseException:  # noqa: BLE001 - the first process compiles whatever is left
-        return
-
-
-def _run_part(sim: Any, index: int) -> None:
-    """Step part ``index`` of ``sim`` alone: the generator is told to skip every other part."""
-    steps = sim._step_parts()
-    try:
-        next(steps)
-        for i in range(sim.step_part_count()):
-            steps.send(i != index)
-    except StopIteration:
-        pass

@@ -38,7 +38,7 @@ from numba.core import event
 
 from .config import read_scenario_data, scenario_names
 from .frames import FrameEncoder
-from .processes import ctrl_c_ignored_by_new_processes
+from .processes import HELPERS_ENV, ctrl_c_ignored_by_new_processes
 from .server.live_view import entity_blocks, frame_states, read_readouts
 from .simulation import Simulation, load_scenario
 from .steering.queries.verlet import FIRST_GRID_CALLS
@@ -203,9 +203,11 @@ def largest_first_then_smallest(names: list[str]) -> list[str]:
 
 
 def _start_worker(plugins: tuple) -> None:
-    """A worker leaves Ctrl-C to the command (which stops every worker) and loads the ``--plugin`` modules."""
+    """A worker leaves Ctrl-C to the command (which stops every worker), starts no compiling
+    helpers of its own (the workers keep the cores busy) and loads the ``--plugin`` modules."""
     from .plugins import load_plugin
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ[HELPERS_ENV] = "0"
     for spec in plugins:
         load_plugin(spec)

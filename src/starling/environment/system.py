@@ -33,13 +33,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Literal, Optional
 
 import numpy as np
 from numba import njit
 from pydantic import Field, model_validator
 
+from ..kernel_cache import compilations
 from ..kernel_calls import CallSite
+from ..processes import helpers_wanted, run_elsewhere
 from ..steering import registry
 from ..steering.params import StrictModel
 from ..systems import System
@@ -320,6 +323,12 @@ class Body:
     kernel_calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)
 
 
+def _compile_inside(env, mask: int) -> None:
+    """In a helper process: the inside test of :meth:`EnvironmentSystem._fix_start`, typed as
+    it calls it (a small batch: the serial kernel)."""
+    env.is_inside_solid(np.zeros((1, 3), np.float32), 0.5, mask)
+
+
 class EnvironmentSystem(System):
     """Owns the :class:`Environment`; resolves collisions and media after the movers (see the module)."""
 
@@ -329,6 +338,7 @@ class EnvironmentSystem(System):
         from ..errors import ConfigError, Problem
         from .scene import Environment
 
+        compiled = compilations()
         cfg = sim.scenario.environment
         before = getattr(sim, "reused", None)
         kept = next((x for x in getattr(before, "systems", ()) if isinstance(x, EnvironmentSystem)), None)
@@ -361,6 +371,8 @@ class EnvironmentSystem(System):
             pop = sim.population(sp.name)
             self.bodies.append(Body(sp.name, index, body.radius, medium, mask, mask | ground_bits, offset,
                                     body.skin_width, np.zeros((pop.capacity, 3), np.float32)))
+        if compilations() > compiled:  # building the geometry compiled kernels: the cache is cold
+            self._compile_inside_elsewhere(sim)
         self._place_initial(sim)
 
     def state(self, sim) -> dict:
@@ -370,6 +382,16 @@ class EnvironmentSystem(System):
         self.held[:] = state["held"]
 
     # ------------------------------------------------------------------ start positions
+    def _compile_inside_elsewhere(self, sim) -> None:
+        """On a cold start, have a helper process compile the placement's inside test while this
+        one compiles its ray cast (together about 30 s of a cold lagoon's 35 s build on a slow
+        core); when this process needs the test it loads it from the cache, or waits on the
+        kernel's lock while the helper finishes (:mod:`starling.kernel_cache`)."""
+        masks = [body.mask if body.medium == "ground" else body.solid_mask for body in self.bodies
+                 if sim.population(body.name).n]
+        if any(masks) and helpers_wanted():
+            run_elsewhere(partial(_compile_inside, self.environment, next(m for m in masks if m)))
+
     def _place_initial(self, sim) -> None:
         """Move animals that start in an invalid place to valid ones drawn from their spawn region."""
         from ..errors import ConfigError, Problem
