@@ -109,8 +109,9 @@ def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None,
 
     def part(label: str, index: int, source: Any) -> None:
         """Before step part ``index`` runs here: start the second process if this is its moment
-        (``source``: the simulation it copies, at a step's start), then claim the part or wait
-        for it."""
+        (``source``: the simulation it copies; part-way through the step when the step is the
+        real one, which a throwaway copy compiled for its types does not mind), then claim the
+        part or wait for it."""
         nonlocal second
         stage(label)
         if second is None and (cold or watch.count) and index < parts - 1 and parallel_compile.wanted(sim):

@@ -487,7 +487,7 @@ class Simulation:
         :meth:`step_part_count` parts; a generator costs well under a microsecond a step.
 
         Sending the generator a true value skips the part just named (the clock still
-        advances at the end): how :mod:`starling.prepare`'s second process compiles one
+        advances at the end): how :mod:`starling.parallel_compile`'s second process compiles one
         part of a throwaway copy's step alone. ``for`` loops send nothing and run every part."""
         world = self.world
         t = world.clock.time
