@@ -62,32 +62,14 @@ def test_only_a_real_simulation_is_prepared():
 
 
 # ---------------------------------------------------------------- the second process
+# four kernels, part0 .. part3 (part i returns x + i + 1), each a cache entry of its own
+KERNEL_SOURCE = "".join(f"\n\n@njit(cache=True)\ndef part{i}(x):\n    return x + {i + 1}.0\n" for i in range(4))
 FAKE_PARTS = '''
 import os
 import time
 
 from numba import njit
-
-
-@njit(cache=True)
-def part0(x):
-    return x + 1.0
-
-
-@njit(cache=True)
-def part1(x):
-    return x + 2.0
-
-
-@njit(cache=True)
-def part2(x):
-    return x + 3.0
-
-
-@njit(cache=True)
-def part3(x):
-    return x + 4.0
-
+''' + KERNEL_SOURCE + '''
 
 KERNELS = (part0, part1, part2, part3)
 
