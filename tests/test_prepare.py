@@ -166,7 +166,7 @@ def test_no_second_process_when_nothing_compiles_or_it_is_turned_off(tmp_path, m
     sim.step()  # every kernel compiled or loaded in this process already
     monkeypatch.setattr(prep, "_compilations_seen", 10**9)
     started = []
-    monkeypatch.setattr(parallel_compile, "SecondCompiler", lambda *args: started.append(args))
+    monkeypatch.setattr(parallel_compile, "SecondCompiler", lambda *args, **kwargs: started.append(args))
     assert prepare(sim, in_place=True).parts_elsewhere == 0 and not started
     monkeypatch.setenv("STARLING_COMPILE_HELPER", "0")
     assert not parallel_compile.wanted(sim)

@@ -45,9 +45,10 @@ class Claims:
         self.path = path
 
     @classmethod
-    def new(cls, parts: int) -> "Claims":
+    def new(cls, parts: int, mine: int = 0) -> "Claims":
+        """Claims for ``parts`` parts, the first ``mine`` already this process's."""
         handle, path = tempfile.mkstemp(prefix="starling-claims-")
-        os.write(handle, bytes(parts))
+        os.write(handle, bytes([HERE]) * mine + bytes(parts - mine))
         os.close(handle)
         return cls(path)
 
@@ -74,11 +75,11 @@ class Claims:
 
 
 class SecondCompiler:
-    """The other process, started with a pickled copy of ``sim`` (at a step's start) and the
-    number of the step's parts."""
+    """The other process, started with a pickled copy of ``sim`` and the number of the step's
+    parts, the first ``mine`` of which this process has taken already."""
 
-    def __init__(self, sim: Any, parts: int) -> None:
-        self.claims = Claims.new(parts)
+    def __init__(self, sim: Any, parts: int, mine: int = 0) -> None:
+        self.claims = Claims.new(parts, mine)
         plugins = tuple(spec for spec, source in loaded().items() if source == "--plugin")
         self.process = run_elsewhere(partial(compile_from_the_end, pickle.dumps(sim, pickle.HIGHEST_PROTOCOL),
                                              self.claims.path, plugins))

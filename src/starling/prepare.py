@@ -55,12 +55,14 @@ class Prepared:
 class _Watch(event.Listener):
     """Counts Numba's compilations and reports each one's kernel name as it starts."""
 
-    def __init__(self, report: Callable[[str], None]) -> None:
+    def __init__(self, report: Callable[[str], None], compiling: Callable[[], None] = lambda: None) -> None:
         self.count = 0
         self.report = report
+        self.compiling = compiling  # told before each compilation's report
 
     def on_start(self, ev: event.Event) -> None:
         self.count += 1
+        self.compiling()
         dispatcher = (ev.data or {}).get("dispatcher")
         name = getattr(getattr(dispatcher, "py_func", None), "__name__", "")
         # Numba's own overloads are all called "impl" and lambdas "<lambda>": name the stage only
@@ -108,18 +110,26 @@ def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None,
         say()
 
     def part(label: str, index: int, source: Any) -> None:
-        """Before step part ``index`` runs here: start the second process if this is its moment
-        (``source``: the simulation it copies; part-way through the step when the step is the
-        real one, which a throwaway copy compiled for its types does not mind), then claim the
-        part or wait for it."""
-        nonlocal second
+        """Before step part ``index`` runs here: on a cold cache, start the second process; then
+        claim the part or wait for it. ``source``: the simulation the second process copies (the
+        real one part-way through its step when preparing in place: a throwaway copy compiled
+        for its types does not mind)."""
         stage(label)
-        if second is None and (cold or watch.count) and index < parts - 1 and parallel_compile.wanted(sim):
-            second = parallel_compile.SecondCompiler(source, parts)
+        state["part"] = (index, source)
+        if cold:
+            start_second()
         if second is not None:
             second.take(index, lambda: say("in a second process"))
 
-    watch = _Watch(say)
+    def start_second() -> None:
+        """Start the second process, once, while a part that leaves others after it runs here
+        (at a part's start on a cold cache, else at the first compilation in a part)."""
+        nonlocal second
+        at = state.get("part")
+        if second is None and at is not None and at[0] < parts - 1 and parallel_compile.wanted(sim):
+            second = parallel_compile.SecondCompiler(at[1], parts, mine=at[0] + 1)
+
+    watch = _Watch(say, start_second)
     try:
         with event.install_listener("numba:compile", watch):
             if in_place:
@@ -130,6 +140,7 @@ def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None,
                 copy = type(sim).restore(sim.snapshot())
                 for index, label in enumerate(copy._step_parts()):
                     part(label, index, sim)
+                state["part"] = None
                 stage("a second step")
                 copy.step()
                 for label, fn in extra:
