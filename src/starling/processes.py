@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
 try:
     import fcntl
@@ -69,6 +69,8 @@ def run_elsewhere(job: Callable[[], Any]) -> Optional[subprocess.Popen]:
     re-runs the parent's main script, which a user's script need not guard. It starts helpers
     of its own no more (``STARLING_COMPILE_HELPER=0``), and ignores Ctrl-C: the command's own
     process answers it and ends its helpers."""
+    if not sys.executable:  # an embedded interpreter: no Python to start
+        return None
     payload = {"path": list(sys.path), "job": pickle.dumps(job, pickle.HIGHEST_PROTOCOL)}
     try:
         with ctrl_c_ignored_by_new_processes():
