@@ -45,10 +45,7 @@ import types
 from contextlib import contextmanager
 from typing import Optional
 
-try:
-    import fcntl
-except ImportError:  # not on Windows: saves there go unlocked, as Numba's own do
-    fcntl = None
+from .processes import locked_open
 
 ENV = "STARLING_CACHE_DIR"
 
@@ -212,19 +209,15 @@ def kernel_lock(index_path: str):
     if path in _held:
         yield
         return
-    try:
-        handle = open(path, "a+b")
-    except OSError:
-        yield
-        return
-    with handle:
-        if fcntl is not None:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    with locked_open(path, "a+b") as handle:
+        if handle is None:
+            yield
+            return
         _held.add(path)
         try:
             yield
         finally:
-            _held.discard(path)  # closing the file releases the lock
+            _held.discard(path)
 
 
 def _lock_compilations(dispatcher_class, sigutils) -> None:

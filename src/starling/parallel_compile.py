@@ -27,7 +27,7 @@ from functools import partial
 from typing import Any, Callable
 
 from .plugins import loaded, load_plugin
-from .processes import fcntl, helpers_wanted, run_elsewhere
+from .processes import helpers_wanted, locked_open, run_elsewhere
 
 FREE, HERE, THERE, DONE = 0, 1, 2, 3  # a part's claim: nobody's, this process's, the other's, the other's and done
 
@@ -54,8 +54,7 @@ class Claims:
 
     def swap(self, index: int, expected: int, new: int) -> int:
         """Set part ``index`` to ``new`` if it is ``expected``; returns what it was."""
-        with open(self.path, "r+b") as f:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        with locked_open(self.path, "r+b") as f:
             f.seek(index)
             old = f.read(1)[0]
             if old == expected:
@@ -96,9 +95,8 @@ class SecondCompiler:
         """End the other process and count the parts it compiled. After a whole preparation it
         has finished every part it claimed and is leaving; ``at_once`` (an error or Ctrl-C
         here) ends it mid-compilation."""
-        claims = self.claims.read()
-        for index in range(len(claims)):
-            self.claims.swap(index, FREE, HERE)  # none left for it: it stops
+        for index in range(len(self.claims.read())):
+            self.claims.swap(index, FREE, HERE)  # none left for it: it stops at its next claim
         if self.process is not None:
             if not at_once:
                 try:

@@ -47,16 +47,36 @@ _START = ("import pickle, sys; job = pickle.load(sys.stdin.buffer); sys.path[:0]
           "from starling.processes import _run_job; _run_job(job)")
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (a container's or ``taskset``'s limit counts)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@contextmanager
+def locked_open(path: str, mode: str):
+    """``open(path, mode)`` held under an exclusive ``flock`` while the block runs (closing the
+    file releases it); yields None where the file cannot be opened. Without ``fcntl`` (Windows)
+    the file is open but not locked."""
+    try:
+        handle = open(path, mode)
+    except OSError:
+        yield None
+        return
+    with handle:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield handle
+
+
 def helpers_wanted() -> bool:
     """Whether a helper process may compile beside this one: a second core, claims this
     platform can lock (``fcntl``), and not turned off by ``STARLING_COMPILE_HELPER=0``."""
     if fcntl is None or os.environ.get(HELPERS_ENV, "1").strip() == "0":
         return False
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return cores >= 2
+    return usable_cores() >= 2
 
 
 def run_elsewhere(job: Callable[[], Any]) -> Optional[subprocess.Popen]:

@@ -38,7 +38,7 @@ from numba.core import event
 
 from .config import read_scenario_data, scenario_names
 from .frames import FrameEncoder
-from .processes import HELPERS_ENV, ctrl_c_ignored_by_new_processes
+from .processes import HELPERS_ENV, ctrl_c_ignored_by_new_processes, usable_cores
 from .server.live_view import entity_blocks, frame_states, read_readouts
 from .simulation import Simulation, load_scenario
 from .steering.queries.verlet import FIRST_GRID_CALLS
@@ -187,11 +187,7 @@ MAX_DEFAULT_JOBS = 4
 
 def default_jobs() -> int:
     """One warming process per core this process may run on, at most :data:`MAX_DEFAULT_JOBS`."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_DEFAULT_JOBS))
+    return max(1, min(usable_cores(), MAX_DEFAULT_JOBS))
 
 
 def largest_first_then_smallest(names: list[str]) -> list[str]:

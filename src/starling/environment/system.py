@@ -322,6 +322,12 @@ class Body:
     # the medium kernel's compiled entry points for this species (starling.kernel_calls)
     kernel_calls: CallSite = field(default_factory=CallSite, repr=False, compare=False)
 
+    @property
+    def placement_mask(self) -> int:
+        """The layers a start position may not be inside: walkers touch the ground they stand
+        on, so theirs leave it out (their collide layers); the others' are all that is solid."""
+        return self.mask if self.medium == "ground" else self.solid_mask
+
 
 def _compile_inside(env, mask: int) -> None:
     """In a helper process: the inside test of :meth:`EnvironmentSystem._fix_start`, typed as
@@ -387,10 +393,9 @@ class EnvironmentSystem(System):
         one compiles its ray cast (together about 30 s of a cold lagoon's 35 s build on a slow
         core); when this process needs the test it loads it from the cache, or waits on the
         kernel's lock while the helper finishes (:mod:`starling.kernel_cache`)."""
-        masks = [body.mask if body.medium == "ground" else body.solid_mask for body in self.bodies
-                 if sim.population(body.name).n]
-        if any(masks) and helpers_wanted():
-            run_elsewhere(partial(_compile_inside, self.environment, next(m for m in masks if m)))
+        mask = next((b.placement_mask for b in self.bodies if b.placement_mask and sim.population(b.name).n), 0)
+        if mask and helpers_wanted():
+            run_elsewhere(partial(_compile_inside, self.environment, mask))
 
     def _place_initial(self, sim) -> None:
         """Move animals that start in an invalid place to valid ones drawn from their spawn region."""
@@ -465,7 +470,7 @@ class EnvironmentSystem(System):
                 y = np.maximum(pos[:, 1].astype(np.float64), floor + body.radius + 2 * body.skin)
                 pos[:, 1] = y
         ok = ~bad
-        check = body.mask if body.medium == "ground" else body.solid_mask  # walkers touch the ground they stand on
+        check = body.placement_mask
         if ok.any() and check:
             inside = env.is_inside_solid(pos[ok], body.radius + body.skin, check)
             idx = np.flatnonzero(ok)
