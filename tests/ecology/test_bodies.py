@@ -149,3 +149,24 @@ def test_a_negative_starvation_time_is_rejected_with_the_field_named(config_prob
     data = copy.deepcopy(STARVING)
     data["species"][0]["ecology"]["hunger"]["starve_after"] = -1.0
     assert config_problems(data) == ["species.fish.ecology.hunger.starve_after: Input should be greater than 0"]
+
+
+def test_drawn_float64_copies_the_draws_as_astype_and_multiplies_in_float64():
+    """A kernel's copy of float32 draws: exactly ``astype(np.float64)`` (times another draw, in float64,
+    not rounded through float32), and filled again by the operation it hands back."""
+    from starling.ecology.variation import drawn_float64
+    top = np.float32([5.1, 6.3, 0.7])
+    factor = np.float32([1.1, 0.9, 1.3])
+    refresh = []
+    copy = drawn_float64(refresh, np.copyto, top)
+    product = drawn_float64(refresh, np.multiply, top, factor)
+    assert copy.dtype == product.dtype == np.float64
+    assert copy.tobytes() == top.astype(np.float64).tobytes()
+    assert product.tobytes() == (top.astype(np.float64) * factor).tobytes()
+    assert product[1] != np.float64(top[1] * factor[1])  # the float32 product rounds: 6.3 · 0.9 differs
+    top[:] = [2.0, 3.0, 4.0]
+    for fill in refresh:
+        fill()
+    assert copy.tolist() == [2.0, 3.0, 4.0]
+    assert product.tobytes() == (top.astype(np.float64) * factor).tobytes()
+    assert drawn_float64(None, np.copyto, top).tolist() == [2.0, 3.0, 4.0]  # no refresh: a copy alone

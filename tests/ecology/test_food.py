@@ -209,3 +209,38 @@ def test_the_feeding_kernels_pick_the_rows_numpy_picks():
     i = int(np.flatnonzero(alt > seq)[0])
     assert np.sqrt(np.einsum("ij,ij->i", v[i:i + 1], v[i:i + 1]))[0] == seq[i]
     assert _still_rows(np.ones(1, np.bool_), v[i:i + 1], pos[:1], seq[i], rows, points) == 1
+
+
+def test_item_steps_keep_their_arguments_and_step_as_step_items(build):
+    """The feeding system moves items through ``ItemSteps``, whose kernel arguments are kept while the
+    items' layout and dt hold: step after step, across items arriving and a new dt, it moves them and
+    reports the expired ones exactly as ``step_items`` does on a copy."""
+    import copy
+
+    from starling.ecology import items as I
+    data = {**POND, "ecology": {"water_level": 0.0, "ground_height": -8.0, "apples": {"lifetime": 0.5}}}
+    sim, eco = build(data)
+    eco.throw_apple((0.0, 2.0, 0.0), (3.0, 2.0, 0.0))
+    eco.throw_apple((5.0, -1.5, 0.0), (0.0, 0.0, 0.0))
+    sim.step(1)
+    pop = sim.population("apple")
+    ref = copy.deepcopy(pop)
+    cfg = sim.scenario.ecology
+    lo, hi = sim.world.bounds_min, sim.world.bounds_max
+    steps = I.ItemSteps()
+    rng = np.random.default_rng(3)
+    for step in range(24):
+        if step == 8:  # more items: a new layout
+            for p in (pop, ref):
+                p.append(np.int64([900 + step, 901 + step]), np.float32([[1, 1, 1], [2, -3, 2]]),
+                         np.float32([[0, 1, 0], [1, 0, 0]]),
+                         components={"item_lifetime": np.float32([0.4, -1.0])})
+        dt = DT if step < 16 else DT / 2  # a new dt
+        ground = np.float32(rng.uniform(-8.0, -6.0, pop.n)) if step % 2 else -7.0  # per item, or one for all
+        kept = steps.step(pop, ground, cfg.water_level, cfg.physics, lo, hi, dt)
+        fresh = I.step_items(ref, ground, cfg.water_level, cfg.physics, lo, hi, dt)
+        assert kept.tolist() == fresh.tolist(), step
+        for name in ("position", "velocity"):
+            assert getattr(pop, name).tobytes() == getattr(ref, name).tobytes(), (step, name)
+        assert pop.component("item_age").tobytes() == ref.component("item_age").tobytes(), step
+    assert steps._kept[1] == DT / 2

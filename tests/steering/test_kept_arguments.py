@@ -91,3 +91,25 @@ def test_a_run_whose_animals_come_and_go_steps_as_one_built_after_the_change(sce
     sim.step(2)
     _kept_for_now(sim)
     _same_steps(sim, 3)
+
+
+def test_kept_arguments_follow_draws_changed_in_place():
+    """The energy and speed-factor kernels keep float64 copies of parameters drawn per animal among
+    their kept arguments, filled again before each call: a draw changed in place (no animal comes or
+    goes, so the layout holds) steps as in a simulation whose arguments are all built anew."""
+    sim = starling.load_scenario("lagoon", record_debug=False, overrides=[
+        "species.fish.ecology.energy.drain={ uniform = [0.2, 0.3] }",
+        "species.fish.ecology.energy.fatigue_below={ uniform = [0.4, 0.6] }",
+        "species.fish.mover.max_speed={ uniform = [5.0, 6.0] }"])
+    sim.step(3)  # the arguments are kept by now
+    pop = sim.world.population("fish")
+    layout = pop.layout
+    energy = pop.component("energy")
+    energy[:] = np.linspace(0.05, 1.0, pop.n, dtype=np.float32)  # some tired: fatigue reads its threshold
+    # each kind of copy: a drawn energy parameter, a drawn factor's threshold, the mover's drawn top
+    # speed times the drawn factor on it
+    for name, factor in (("var_energy_drain", 3.0), ("var_energy_fatigue_below", 1.5),
+                         ("mover_max_speed", 0.5), ("var_max_speed", 0.8)):
+        pop.component(name)[:] *= np.float32(factor)
+    assert pop.layout == layout
+    _same_steps(sim, 3)

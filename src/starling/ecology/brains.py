@@ -348,7 +348,8 @@ class _Buffers:
 
     def __init__(self):
         self.cap = 0
-        self.kernel_calls = CallSite()  # the transitions' arguments are of one type for the brain's life
+        self.thinking = self.remembering = None
+        self.kernel_calls = CallSite()  # the transitions' and memories' arguments are of one type for the brain's life
 
     def reserve(self, n: int, columns: int, counts: int) -> None:
         if n > self.cap or self.columns.shape[0] < columns or self.counts.shape[0] < counts:
@@ -367,6 +368,7 @@ class _Buffers:
             self.no_self = np.full(cap, -1, np.int64)
             self._rows = None
             self.thinking = None  # BrainsSystem._think's arguments for one layout
+            self.remembering = None  # and _remember's
 
     def own_rows(self, n: int) -> np.ndarray:
         """``0 .. n-1``: each animal's own index among targets that are its own species (kept per ``n``)."""
@@ -471,13 +473,18 @@ class BrainsSystem(System):
     def _remember(self, mind: _Mind, seen: dict, dt: float) -> None:
         pop = mind.view.pop
         n = pop.n
-        refreshed = mind._buffers.refreshed[:n]
+        buf = mind._buffers
+        kept = buf.remembering  # the flags' rows and the memory's components, kept while the layout holds
+        if kept is None or kept[0] != pop.layout or kept[1] is not buf.refreshed:
+            kept = buf.remembering = (pop.layout, buf.refreshed, buf.refreshed[:n], tuple(
+                pop.component(c) for c in ("threat_x", "threat_y", "threat_z", "threat_level", "threat_memory")))
+        refreshed, comps = kept[2], kept[3]
         refreshed[:] = False
-        comps = [pop.component(c) for c in ("threat_x", "threat_y", "threat_z", "threat_level", "threat_memory")]
+        calls = buf.kernel_calls  # (arrays of one type each, a float distance, a float32 fade)
         for key, max_distance in mind.memories:
             total, nearest, distance, targets = seen[key]
-            _remember(total, nearest, distance, targets, max_distance, refreshed, *comps)
-        _forget(comps[4], refreshed, np.float32(dt / mind.remember))
+            calls(_remember, n, total, nearest, distance, targets, max_distance, refreshed, *comps)
+        calls(_forget, n, comps[4], refreshed, np.float32(dt / mind.remember))
 
     # ------------------------------------------------------------------ thinking
     def _think(self, mind: _Mind, seen: dict, dt: float) -> None:

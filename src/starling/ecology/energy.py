@@ -10,6 +10,7 @@ values (drawn, where a start is a distribution).
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import numpy as np
 from numba import njit
@@ -17,7 +18,7 @@ from numba import njit
 from ..kernel_calls import CallSite
 from ..systems import Access, ComponentSpec, System
 from . import components as C
-from .variation import Distribution, bounds_of
+from .variation import Distribution, bounds_of, drawn_float64
 
 SECTIONS = ("energy", "hunger", "stamina", "age")
 ENERGY = ComponentSpec("energy", default=1.0)
@@ -56,7 +57,7 @@ class _Body:
             ids = {s.name: i for i, s in enumerate(view.brain_cfg.states)}
             self.drain_ids = np.array([ids[s] for s in eco.stamina.drain_states], np.float32)
         self.cap = 0
-        self.kept = None  # (layout, capacity, dt, arguments) of the kernel, see EnergySystem._advance
+        self.kept = None  # (layout, capacity, dt, arguments, refresh) of the kernel, see EnergySystem._advance
         self.kernel_calls = CallSite()  # the kernel's arguments are of one type for the body's life
         self.table = {t: eco is not None and getattr(eco, t) is not None for t in SECTIONS}
         self.starve = self.table["hunger"] and eco.hunger.starve_after is not None
@@ -66,16 +67,17 @@ class _Body:
         # a new body); drawn top speeds are read from the animals every step
         self._top = None if view.max_speed_drawn or view.speed_factor_drawn else _top_speed(view)
 
-    def top_speed(self):
-        """:func:`_top_speed` of the body's species."""
-        return _top_speed(self.view) if self._top is None else self._top
+    def top_speed(self, refresh: list):
+        """:func:`_top_speed` of the body's species (``refresh``: see there)."""
+        return _top_speed(self.view, refresh) if self._top is None else self._top
 
-    def params(self, section: str, fields) -> list:
-        """:func:`_params`, kept while none of them is drawn per animal (draws move with the animals)."""
+    def params(self, section: str, fields, refresh: list) -> list:
+        """:func:`_params`, kept while none of them is drawn per animal (draws move with the animals:
+        their copies are filled again by ``refresh`` before each call)."""
         hit = self._params.get(section)
         if hit is not None:
             return hit
-        out = _params(self.view, section, fields)
+        out = _params(self.view, section, fields, refresh)
         if not out[-1]:
             self._params[section] = out
         return out
@@ -120,18 +122,20 @@ class EnergySystem(System):
 
     @staticmethod
     def _body_args(body: _Body, pop, n: int, dt: float) -> tuple:
-        """``_bodies``' arguments this step, and whether any is drawn per animal (its values are then
-        this step's copy, and the arguments are not kept)."""
+        """``_bodies``' arguments under this layout, and the operations that refill, before each
+        call, the float64 copies they hold of parameters drawn per animal (which move with the
+        animals' values, while the arrays stay those of the layout)."""
         v = body.view
         eco = v.eco
         none = body.none[:n]
         table = body.table
-        top, top_f32 = body.top_speed()
-        drain, recovery, energy_drawn = body.params("energy", ("drain", "recovery"))
-        rate, starve_after, hunger_drawn = body.params("hunger", ("rate", "starve_after"))
+        refresh: list = []
+        top, top_f32 = body.top_speed(refresh)
+        drain, recovery, energy_drawn = body.params("energy", ("drain", "recovery"), refresh)
+        rate, starve_after, hunger_drawn = body.params("hunger", ("rate", "starve_after"), refresh)
         # a shared hunger rate is multiplied by dt as Python numbers, then added to the float32 hunger
         rate_dt = float(rate[0]) * dt if not hunger_drawn & 1 else 0.0
-        lose, regain, maximum, stamina_drawn = body.params("stamina", ("lose", "regain", "max"))
+        lose, regain, maximum, stamina_drawn = body.params("stamina", ("lose", "regain", "max"), refresh)
         st = eco.stamina if table["stamina"] else None
         age = eco.age if table["age"] else None
         args = (pop.velocity, top, top_f32, np.float32(v.mover_max),
@@ -144,8 +148,7 @@ class EnergySystem(System):
                 pop.component("age") if age else none, age is not None,
                 np.float32(age.years_per_second * dt) if age else np.float32(0.0),
                 np.float32(age.max_age if body.ages else 0.0), body.ages, dt, body.starved[:n], body.old[:n])
-        drawn = bool(energy_drawn or hunger_drawn or stamina_drawn) or body._top is None
-        return args, drawn
+        return args, tuple(refresh)
 
     def _advance(self, body: _Body, dt: float) -> None:
         """Energy, hunger, stamina and age advance by ``dt`` (after the move); deaths go to the lifecycle."""
@@ -156,9 +159,10 @@ class EnergySystem(System):
         body.reserve(n)
         kept = body.kept  # the kernel's arguments, kept while the layout, the buffers and dt hold
         if kept is None or kept[0] != pop.layout or kept[1] != body.cap or kept[2] != dt:
-            args, drawn = self._body_args(body, pop, n, dt)
-            kept = (pop.layout, body.cap, dt, args)
-            body.kept = None if drawn else kept
+            kept = body.kept = (pop.layout, body.cap, dt, *self._body_args(body, pop, n, dt))
+        else:
+            for fill in kept[4]:  # this step's draws into the copies the arguments hold
+                fill()
         args = kept[3]
         may_lose = body.may_lose[:n]  # (the array args holds: the same rows of the same buffer)
         if body.table["stamina"] and body.drain_ids is not None:
@@ -204,35 +208,40 @@ class EnergySystem(System):
             pop.component("starving")[rows] = 0.0
 
 
-def _top_speed(v):
+def _top_speed(v, refresh: Optional[list] = None):
     """Each animal's top speed as the kernel takes it: (values, whether NumPy would divide in float32).
 
     The speed fraction is ``|v| / top`` clipped to [0, 1]; NumPy divides in float32 only when
-    the top speed is the mover's number times the float32 ``var_max_speed`` draws.
+    the top speed is the mover's number times the float32 ``var_max_speed`` draws. With
+    ``refresh``, values made from draws are a buffer that ``refresh``'s operations fill again
+    (:func:`~.variation.drawn_float64`), so that the arguments holding it can be kept while the layout holds.
     """
     varied_mover = v.max_speed_drawn
     varied = v.speed_factor_drawn
     if varied and not varied_mover:
         # float64 holds the float32 draws exactly and the kernel rounds them back to float32: one compiled
         # signature for every species (a float32 array here would be a second compilation of the kernel)
-        return v.pop.component("var_max_speed").astype(np.float64), True
+        return drawn_float64(refresh, np.copyto, v.pop.component("var_max_speed")), True
     if varied_mover:
-        top = v.pop.component("mover_max_speed").astype(np.float64)
-        return (top * v.pop.component("var_max_speed") if varied else top), False
+        top = v.pop.component("mover_max_speed")
+        if varied:  # the float64 copy of the mover's draws times the float32 factors, in float64
+            return drawn_float64(refresh, np.multiply, top, v.pop.component("var_max_speed")), False
+        return drawn_float64(refresh, np.copyto, top), False
     return np.full(1, v.mover_max), False  # the mover's number: float64, as np.maximum(top, 1e-9) makes it
 
 
-def _params(v, section: str, fields) -> list:
+def _params(v, section: str, fields, refresh: Optional[list] = None) -> list:
     """Each field's values as float64 (one, or one per animal), then a bit set: bit k = field k is per animal.
 
-    A table the species lacks gives zeros (the kernel does not read them).
+    A table the species lacks gives zeros (the kernel does not read them). Drawn values are
+    copies that ``refresh`` fills again, as in :func:`_top_speed`.
     """
     values, flags = [], 0
     for k, field in enumerate(fields):
         sub = getattr(v.eco, section, None) if v.eco is not None else None
         value = v.get(section, field) if sub is not None and getattr(sub, field) is not None else 0.0
         if isinstance(value, np.ndarray):
-            values.append(value.astype(np.float64))
+            values.append(drawn_float64(refresh, np.copyto, value))
             flags |= 1 << k
         else:
             values.append(np.full(1, float(value)))

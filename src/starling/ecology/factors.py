@@ -12,11 +12,14 @@ its ``components`` start values, when an animal enters.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 from numba import njit
 
 from ..kernel_calls import CallSite
 from ..systems import Access, ComponentSpec, System
+from .variation import drawn_float64
 
 
 def owned(species_cfg) -> tuple[ComponentSpec, ...]:
@@ -71,8 +74,9 @@ class _Factors:
         self._none = np.zeros(0, np.float32)
         self._params: dict = {}
         self._columns = np.ones((len(self.weight_vars), 0), np.float32)
-        self.speed_args = None  # (layout, speed buffer, arguments) of _speed_factors, see FactorsSystem._modulate
+        self.speed_args = None  # (layout, speed buffer, arguments, refresh) of _speed_factors, see FactorsSystem._modulate
         self.kernel_calls = CallSite()  # _speed_factors' arguments are of one type for the species' life
+        self.desire_calls = CallSite()  # and _desire_factors' (whole buffers: the same layout whatever n)
         if not self.modulates_speed:
             pipeline.speed_scale = None
             pipeline.accel_scale = None
@@ -81,12 +85,13 @@ class _Factors:
         if not self.modulates_desires:
             pipeline.desire_scale = None
 
-    def param(self, section: str, field: str) -> tuple:
-        """:func:`_param`, kept while it is one number (draws move with the animals: fetched each step)."""
+    def param(self, section: str, field: str, refresh: list) -> tuple:
+        """:func:`_param`, kept while it is one number (draws move with the animals: their copies are
+        filled again by ``refresh`` before each call)."""
         hit = self._params.get((section, field))
         if hit is not None:
             return hit
-        out = _param(self.view, section, field)
+        out = _param(self.view, section, field, refresh)
         if not out[1]:
             self._params[(section, field)] = out
         return out
@@ -150,18 +155,19 @@ class FactorsSystem(System):
 
     @staticmethod
     def _speed_args(f: _Factors, pop, n: int, none, state) -> tuple:
-        """``_speed_factors``' arguments this step, and whether a parameter is drawn per animal (its
-        values are then this step's copy, and the arguments are not kept)."""
+        """``_speed_factors``' arguments under this layout, and the operations that refill, before
+        each call, the float64 copies they hold of parameters drawn per animal."""
         view = f.view
         eco = view.eco
         energy = eco is not None and eco.energy is not None
         stamina = eco is not None and eco.stamina is not None
         age = eco.age if eco is not None and eco.age is not None else None
         var = view.variation
-        below, min_speed, min_accel = (f.param("energy", x) for x in
+        refresh: list = []
+        below, min_speed, min_accel = (f.param("energy", x, refresh) for x in
                                        ("fatigue_below", "min_speed_factor", "min_accel_factor"))
-        pen_below, pen_max = (f.param("stamina", x) for x in ("penalty_below", "max_penalty"))
-        age_max = f.param("age", "max_penalty")
+        pen_below, pen_max = (f.param("stamina", x, refresh) for x in ("penalty_below", "max_penalty"))
+        age_max = f.param("age", "max_penalty", refresh)
         brain = f.brain
         args = (
             pop.component("energy") if energy else none, energy, *below, *min_speed, *min_accel,
@@ -176,8 +182,7 @@ class FactorsSystem(System):
             var is not None and var.acceleration is not None,
             state, brain is not None, brain.speed_factor if brain else f.one, brain.accel_factor if brain else f.one,
             f._speed[:n], f._accel[:n])
-        drawn = any(p[1] for p in (below, min_speed, min_accel, pen_below, pen_max, age_max))
-        return args, drawn
+        return args, tuple(refresh)
 
     def _modulate(self, f: _Factors) -> None:
         """Write this step's per-animal factors into the pipeline (speed, acceleration, desires)."""
@@ -192,13 +197,13 @@ class FactorsSystem(System):
                 cap = max(n, pop.capacity)
                 f._speed = np.ones(cap, np.float32)
                 f._accel = np.ones(cap, np.float32)
-            kept = f.speed_args  # kept while the layout and the buffers hold, unless a parameter is drawn
+            kept = f.speed_args  # kept while the layout and the buffers hold
             if kept is None or kept[0] != pop.layout or kept[1] is not f._speed:
-                args, drawn = self._speed_args(f, pop, n, none, state)
-                kept = f.speed_args = None if drawn else (pop.layout, f._speed, args)
+                kept = f.speed_args = (pop.layout, f._speed, *self._speed_args(f, pop, n, none, state))
             else:
-                args = kept[2]
-            f.kernel_calls(_speed_factors, n, *args)
+                for fill in kept[3]:  # this step's draws into the copies the arguments hold
+                    fill()
+            f.kernel_calls(_speed_factors, n, *kept[2])
             pipeline.speed_scale = f._speed
             pipeline.accel_scale = f._accel
         if f.brain is not None and f.brain.turns:
@@ -215,18 +220,19 @@ class FactorsSystem(System):
                 columns[k] = pop.component(comp)
             # the whole buffers and n: a view of the first n columns would be C-contiguous for some n and not
             # for others, and each layout is a compilation of its own
-            _desire_factors(n, state, weights, f.brain.weights if weights else f.no_weights, f._columns, f.var_rows,
-                            f._desire)
+            f.desire_calls(_desire_factors, n, n, state, weights, f.brain.weights if weights else f.no_weights,
+                           f._columns, f.var_rows, f._desire)
             pipeline.desire_scale = f._desire
 
 
-def _param(view, section: str, field: str) -> tuple:
-    """``(values, per_animal)``: a parameter as float64 (one value, or the animals' draws)."""
+def _param(view, section: str, field: str, refresh: Optional[list] = None) -> tuple:
+    """``(values, per_animal)``: a parameter as float64 (one value, or a copy of the animals' draws
+    that ``refresh`` fills again: :func:`~.variation.drawn_float64`)."""
     if not view.has(section):
         return np.zeros(1), False
     value = view.get(section, field)
     if isinstance(value, np.ndarray):
-        return value.astype(np.float64), True
+        return drawn_float64(refresh, np.copyto, value), True
     return np.full(1, float(value)), False
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from ..environment.casting import PARALLEL_THRESHOLD
+from ..kernel_calls import CallSite
 from ..systems import Access, ComponentSpec, System, specs
 from ..world.tags import rows_with_tags
 from . import items as I
@@ -104,6 +105,7 @@ class _Eater:
         self._tagged: dict = {}  # food population -> (rows, points) buffers of its tagged items
         self.rays = _DownRays()  # the grazers' rays to the grass
         self._kept: dict = {}  # kernel name -> (layout, its arguments), see kept
+        self.kernel_calls = CallSite()  # the mouths' and the eligibility's kernels: one type of arguments each
 
     def kept(self, name: str, pop, build) -> tuple:
         """The arguments ``build()`` gives for the kernel ``name``, kept while ``pop``'s layout holds
@@ -154,6 +156,7 @@ class FeedingSystem(System):
                 pop.add_component(spec)
         self.eaters = {v.name: _Eater(v) for v in ctx.species if v.kit}
         self._rays = _DownRays()  # the items' rays to the ground under them (_ground_under)
+        self._item_steps = {name: I.ItemSteps() for name in ITEMS}
         self._ground_mask = (None, 0)  # (the environment, the mask of its ground layers)
 
     def components(self) -> dict[str, Access]:
@@ -177,8 +180,10 @@ class FeedingSystem(System):
         lo, hi = self.world.bounds_min, self.world.bounds_max
         for name in ITEMS:
             items = self.items[name]
-            expired = I.step_items(items, self._ground_under(items), self.cfg.water_level, self.cfg.physics,
-                                   lo, hi, dt)
+            if not items.n:  # (no apple thrown, no carcass left: most steps)
+                continue
+            expired = self._item_steps[name].step(items, self._ground_under(items), self.cfg.water_level,
+                                                  self.cfg.physics, lo, hi, dt)
             if expired.size:
                 self.ctx.lifecycle.despawn(name, expired)
         dt32 = np.float32(dt)
@@ -226,18 +231,15 @@ class FeedingSystem(System):
         ctx = self.ctx
         lifecycle = ctx.lifecycle
         v = e.view
-        eat = v.eco.eating if v.eco.eating is not None else DEFAULTS["eating"]
         pop = v.pop
         n = pop.n
         e.reserve(n)
-        mouths, open_ = e.mouths[:n], e.open[:n]
-        hunger = pop.component("hunger")
-        chew = pop.component("chew")
-        left = _eligible(chew, hunger, e.threshold(v.get("eating", "min_hunger")), open_)
+        eat, hunger, chew, eligible, mouth_points, reach, bits = e.kept("eat", pop, lambda: self._eat_args(e, pop, n))
+        mouths, open_ = mouth_points[-1], eligible[-1]
+        left = e.kernel_calls(_eligible, n, *eligible)
         if not left:
             return
-        _mouth_points(pop.position, pop.forward, pop.up, *e.offset, mouths)
-        reach = v.get("mouth", "reach")
+        e.kernel_calls(_mouth_points, n, *mouth_points)
         radius = float(reach[open_].max()) if isinstance(reach, np.ndarray) else float(reach)
 
         def reaches(row: int, dist) -> bool:
@@ -277,7 +279,6 @@ class FeedingSystem(System):
                 lifecycle.count(v.name, "caught")
                 pop.component("event_caught")[row] = 1.0
                 took(row, amount, nutrition)
-        bits = self.world.tag_bits(eat.food_tags)
         for food_name in eat.food:
             items = self.world.population(food_name)
             if items.n == 0 or not left:
@@ -314,6 +315,18 @@ class FeedingSystem(System):
         if v.eco.graze is not None and left:
             self._graze(e, open_, took)
 
+    def _eat_args(self, e: _Eater, pop, n: int) -> tuple:
+        """What :meth:`_eat` reads under one layout: the eating table, hunger, chewing, the
+        eligibility's and the mouths' kernel arguments (the open rows and the mouths last), the
+        mouths' reach (a number, or the animals' draws) and the food tags' bits."""
+        v = e.view
+        eat = v.eco.eating if v.eco.eating is not None else DEFAULTS["eating"]
+        hunger = pop.component("hunger")
+        chew = pop.component("chew")
+        eligible = (chew, hunger, e.threshold(v.get("eating", "min_hunger")), e.open[:n])
+        mouth_points = (pop.position, pop.forward, pop.up, *e.offset, e.mouths[:n])
+        return eat, hunger, chew, eligible, mouth_points, v.get("mouth", "reach"), self.world.tag_bits(eat.food_tags)
+
     def _graze(self, e: _Eater, open_: np.ndarray, took) -> None:
         """Animals nearly still over the grass layer bite it (grass never runs out)."""
         env = self.ctx.environment
@@ -333,9 +346,9 @@ class FeedingSystem(System):
     # ------------------------------------------------------------------ items
     def _ground_under(self, pop):
         """Height of the ground under each item: the environment's surfaces, else the ground plane."""
-        env = self.ctx.environment
         n = pop.n
-        if env is None or n == 0:
+        env = self.ctx.environment if n else None
+        if env is None:
             return self.ground
         origins, _ = self._rays.take(n)
         np.add(pop.position, _LIFT, out=origins)

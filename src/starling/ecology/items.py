@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 from pydantic import Field
 
+from ..kernel_calls import CallSite
 from ..steering.params import StrictModel
 from .variation import num
 
@@ -50,22 +51,55 @@ def step_items(pop, ground, water: Optional[float], phys: PhysicsConfig, lo, hi,
     """Move every item one step; returns the uids whose lifetime is over.
 
     ``ground``: the ground height, one number or one per item; ``lo``/``hi``: the world
-    box (items stay inside it horizontally).
+    box (items stay inside it horizontally). :class:`ItemSteps` does the same step after step.
     """
     n = pop.n
     if n == 0:
         return np.zeros(0, np.int64)
-    ground = np.asarray(ground, np.float32).reshape(-1)  # one height for all, or one per item
+    head, tail = _item_args(pop, water, phys, lo, hi, dt)
+    expired = np.zeros(n, np.bool_)
+    over = _step_items(*head, _heights(ground), *tail, expired)
+    return pop.uid[expired].copy() if over else np.zeros(0, np.int64)
+
+
+class ItemSteps:
+    """:func:`step_items` for one population of items, step after step: the kernel's arguments are
+    kept while the population's layout and ``dt`` hold (the settings hold for the system's life: a
+    reconfiguration builds new systems), and its call skips Numba's typing (a call site)."""
+
+    def __init__(self):
+        self._kept = None  # (layout, dt, the expired flags' buffer, the arguments before and after the ground)
+        self._calls = CallSite()
+
+    def step(self, pop, ground, water: Optional[float], phys: PhysicsConfig, lo, hi, dt: float) -> np.ndarray:
+        """:func:`step_items` of these arguments."""
+        n = pop.n
+        if n == 0:
+            return np.zeros(0, np.int64)
+        kept = self._kept
+        if kept is None or kept[0] != pop.layout or kept[1] != dt:
+            kept = self._kept = (pop.layout, dt, np.zeros(n, np.bool_), *_item_args(pop, water, phys, lo, hi, dt))
+        expired = kept[2]  # (every row is written)
+        over = self._calls(_step_items, n, *kept[3], _heights(ground), *kept[4], expired)
+        return pop.uid[expired].copy() if over else np.zeros(0, np.int64)
+
+
+def _heights(ground) -> np.ndarray:
+    """The ground height as the kernel reads it: one for all, or one per item (float32)."""
+    return np.asarray(ground, np.float32).reshape(-1)
+
+
+def _item_args(pop, water: Optional[float], phys: PhysicsConfig, lo, hi, dt: float) -> tuple:
+    """``_step_items``' arguments before the ground and after it (the expired flags excepted)."""
     wet = water is not None
     w = 0.0 if water is None else float(water)
-    expired = np.zeros(n, np.bool_)
     # numbers go in as NumPy would combine them with the float32 arrays (a Python number takes their type)
-    over = _step_items(pop.position, pop.velocity, pop.component("floats"), pop.component("item_age"),
-                       pop.component("item_lifetime"), ground, wet, np.float32(w + 1e-6), np.float32(w),
-                       np.float32(phys.gravity * dt), np.float32(np.exp(-phys.water_drag * dt)),
-                       np.float32(phys.rise_speed), np.float32(-phys.sink_speed), np.float32(dt),
-                       float(lo[0]), float(lo[2]), float(hi[0]), float(hi[2]), expired)
-    return pop.uid[expired].copy() if over else np.zeros(0, np.int64)
+    head = (pop.position, pop.velocity, pop.component("floats"), pop.component("item_age"),
+            pop.component("item_lifetime"))
+    tail = (wet, np.float32(w + 1e-6), np.float32(w), np.float32(phys.gravity * dt),
+            np.float32(np.exp(-phys.water_drag * dt)), np.float32(phys.rise_speed), np.float32(-phys.sink_speed),
+            np.float32(dt), float(lo[0]), float(lo[2]), float(hi[0]), float(hi[2]))
+    return head, tail
 
 
 @njit(cache=True, no_cfunc_wrapper=True)

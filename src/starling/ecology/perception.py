@@ -124,6 +124,7 @@ class Perception:
         self._table = None
         self._counting = None  # see count
         self._kernel_calls = CallSite()  # each question is asked with the same kinds of arrays every step
+        self._reach = (None, None)  # (the radius nearest_in_reach was last asked with, its squared threshold)
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_counting": None}  # kept views would unpickle as copies
@@ -179,8 +180,9 @@ class Perception:
             distance[:] = np.inf
             return nearest, distance, 0
         if n * m <= BRUTE_MAX_PAIRS:
-            r2, _, _ = query_thresholds(float(radius), 360.0)
-            found = _nearest_in_reach(points, use, targets, r2, nearest, distance)
+            if self._reach[0] != radius:  # (a mouth's reach is one number for a species' life, mostly)
+                self._reach = (radius, query_thresholds(float(radius), 360.0)[0])
+            found = self._kernel_calls(_nearest_in_reach, n, points, use, targets, self._reach[1], nearest, distance)
             return nearest, distance, int(found)
         # only the nearest is read, never how many more were in reach: the grid may stop early
         spec = NeighborQuerySpec(max_distance=float(radius), k=1, fov_deg=360.0, early_stop=True)
