@@ -131,11 +131,11 @@ class EnergySystem(System):
         table = body.table
         refresh: list = []
         top, top_f32 = body.top_speed(refresh)
-        drain, recovery, energy_drawn = body.params("energy", ("drain", "recovery"), refresh)
+        drain, recovery, _ = body.params("energy", ("drain", "recovery"), refresh)
         rate, starve_after, hunger_drawn = body.params("hunger", ("rate", "starve_after"), refresh)
         # a shared hunger rate is multiplied by dt as Python numbers, then added to the float32 hunger
         rate_dt = float(rate[0]) * dt if not hunger_drawn & 1 else 0.0
-        lose, regain, maximum, stamina_drawn = body.params("stamina", ("lose", "regain", "max"), refresh)
+        lose, regain, maximum, _ = body.params("stamina", ("lose", "regain", "max"), refresh)
         st = eco.stamina if table["stamina"] else None
         age = eco.age if table["age"] else None
         args = (pop.velocity, top, top_f32, np.float32(v.mover_max),
