@@ -303,7 +303,10 @@ def test_ray_chunks_give_the_same_metrics_as_one_run_per_task(local_rows, ray_lo
 
 @pytest.mark.slow
 def test_ray_retries_a_run_whose_worker_was_killed(ray_local, tmp_path):
-    sweep = check_sweep({**TINY, "steps": 400, "replicates": 2})
+    # runs long enough (about 0.25 s of steps each) for the killer, which scans /proc every 50 ms, to find a
+    # worker while it runs one: 400 steps took about 25 ms a run, and a clean-clone CI on a loaded
+    # machine once finished every run between two scans (as the local backend's test above did)
+    sweep = check_sweep({**TINY, "steps": 4000, "replicates": 2})
     killed = []
 
     def killer():
