@@ -209,7 +209,6 @@ class SpeciesPipeline:
         if n == 0:
             return
         parallel = n >= threads_from()
-        layout = pop.layout  # (a property: read once, for every kept call's check)
         time, dt = float(time), float(dt)  # one scalar type at every step: the kernels' call sites rely on it
         box = world.box
         box32 = pair_box(box)
@@ -218,22 +217,22 @@ class SpeciesPipeline:
             others, nbrs = self._query(world, pop, group, box, record, box32, query_box, gathered)
             for run in group.runs:
                 if type(run) is FusedRun:
-                    self._run_fused(run, n, parallel, pop, others, nbrs, time, dt, group.nobody, layout)
+                    self._run_fused(run, n, parallel, pop, others, nbrs, time, dt, group.nobody)
                     continue
                 if group.nobody and run.spec.silent_alone and SKIP_SILENT:
                     self._silence(run, n)
                     continue
-                call = self._bound(run, n, parallel, pop, others, layout)
+                call = self._bound(run, n, parallel, pop, others)
                 if call is not None:
                     self._run(run, n, call.kernel, (call.own, call.targets, nbrs, call.params, time, dt), call.out)
         for group in self.ray_groups:
-            hits = self._cast(pop, group, parallel, layout)
+            hits = self._cast(pop, group, parallel)
             for slot in group.behaviors:
-                call = self._bound(slot, n, parallel, pop, None, layout)
+                call = self._bound(slot, n, parallel, pop, None)
                 if call is not None:
                     self._run(slot, n, call.kernel, (call.own, hits, call.params, time, dt), call.out)
         for slot in self.simple:
-            call = self._bound(slot, n, parallel, pop, None, layout)
+            call = self._bound(slot, n, parallel, pop, None)
             if call is not None:
                 self._run(slot, n, call.kernel, (call.own, call.params, time, dt), call.out)
         if self.desire_scale is not None:
@@ -265,13 +264,12 @@ class SpeciesPipeline:
     def turn_scale_for(self, n: int):
         return None if self.turn_scale is None else self.turn_scale[:n]
 
-    def _cast(self, pop, group: RayGroup, parallel: bool, layout: tuple) -> RayView:
+    def _cast(self, pop, group: RayGroup, parallel: bool) -> RayView:
         """Generate the group's rays from the step-start state and cast them into the environment
         (through its ``cast_into`` method: the steering layer never imports the environment).
 
         Every argument is a buffer of the group's or an array of the population's, in the kernels'
-        types, so the casts skip the public functions' conversions and checks. ``layout``: the
-        population's present one."""
+        types, so the casts skip the public functions' conversions and checks."""
         if self.environment is None:
             raise RuntimeError(f"species {self.name!r} has ray groups but no environment is attached "
                                "(add an [environment] section to the scenario)")
@@ -281,8 +279,8 @@ class SpeciesPipeline:
         rays, hits, view = group.prepared(n)
         if n:
             kept = group._filling  # fill_rays' kernel and arguments, kept while the rays and the layout hold
-            if kept is None or kept[0] is not rays or kept[1] != layout:
-                kept = group._filling = (rays, layout, *ray_filling(group.query, pop.position, pop.forward,
+            if kept is None or kept[0] is not rays or kept[1] != pop.layout:
+                kept = group._filling = (rays, pop.layout, *ray_filling(group.query, pop.position, pop.forward,
                                                                          pop.up, group.pattern, group.offset, rays))
             group.fill_calls(kept[2], n, *kept[3])
         self.environment.cast_into(rays.origins, rays.directions, group.max_distance, group.mask, hits,
@@ -297,11 +295,11 @@ class SpeciesPipeline:
             self.results.clear(slot.row, n)
             slot._silent = key
 
-    def _bound(self, slot: BehaviorSlot, n: int, parallel: bool, pop, others, layout: tuple) -> Optional[BoundCall]:
+    def _bound(self, slot: BehaviorSlot, n: int, parallel: bool, pop, others) -> Optional[BoundCall]:
         """``slot``'s kernel, own view, targets' view, parameters and result rows for this step, or
         None when it is disabled (its rows cleared). Kept in the slot while the rows, the threads'
-        choice, the population's layout (``layout``, its present one), the targets' view and the
-        results' buffers are the ones they were built from: a step then builds none of them."""
+        choice, the population's layout, the targets' view and the results' buffers are the ones
+        they were built from: a step then builds none of them."""
         slot._silent = None
         if not slot.enabled:
             self.results.clear(slot.row, n)
@@ -309,23 +307,23 @@ class SpeciesPipeline:
         bound = slot._bound
         results = self.results.direction
         if (bound is not None and bound.n == n and bound.parallel is parallel and bound.others is others
-                and bound.results is results and bound.layout == layout):
+                and bound.results is results and bound.layout == pop.layout):
             return bound
         targets = None if others is None else slot.targets_from(others)
         bound = slot._bound = BoundCall(slot.spec.compiled(parallel), pop.view(slot.self_type), targets,
                                         slot.params_for(pop), self.results.view(slot.row, n), n, parallel, others,
-                                        results, layout)
+                                        results, pop.layout)
         return bound
 
     def _run_fused(self, run: FusedRun, n: int, parallel: bool, pop, others, nbrs, time: float, dt: float,
-                   nobody: bool, layout: tuple) -> None:
+                   nobody: bool) -> None:
         """The behaviours of ``run`` in one call of its fused kernel (each slot's own view, parameters
         and result rows, kept as its own call would keep them; the slots read the same components)."""
         if nobody and SKIP_SILENT and all(slot.spec.silent_alone for slot in run.slots):
             for slot in run.slots:
                 self._silence(slot, n)
             return
-        calls = [self._bound(slot, n, parallel, pop, others, layout) for slot in run.slots]
+        calls = [self._bound(slot, n, parallel, pop, others) for slot in run.slots]
         first = calls[0]
         run.kernel_calls(run.spec.compiled(parallel), n, first.own, first.targets, nbrs,
                          *[call.params for call in calls], time, dt, *[call.out for call in calls])

@@ -83,6 +83,12 @@ class Population:
         # kernel views (by tuple type) and array views (by name) of the live rows, each kept with
         # the count it was made for and dropped when a buffer is replaced (see :attr:`layout`)
         self._version = 0
+        #: ``(count, buffer version)``: changes exactly when the live-row views change (the count, or a
+        #: buffer replaced). Arrays are only ever rewritten in place otherwise, so a view (or anything
+        #: built from views, such as a kernel's argument tuple) taken under one layout stays valid for
+        #: as long as the layout is the same: callers may keep it instead of slicing every step. A
+        #: plain attribute, set where it changes: the step compares it a few dozen times.
+        self.layout = (0, 0)
         #: advances whenever animals arrive (appended, or loaded from a state): rows not seen before
         self.arrivals = 0
         self._views: dict = {}
@@ -117,12 +123,14 @@ class Population:
     def _storage_changed(self) -> None:
         """A buffer was replaced: every view handed out so far looks at old memory."""
         self._version += 1
+        self.layout = (self.n, self._version)
         self._views.clear()
         self._drop_core_views()
 
     def _set_count(self, n: int) -> None:
         """The number of live animals changed: the core arrays' cached views are too short or too long."""
         self.n = n
+        self.layout = (n, self._version)
         self._drop_core_views()
 
     def _drop_core_views(self) -> None:
@@ -137,16 +145,6 @@ class Population:
         for name in CORE_ARRAYS:
             state.pop(name, None)
         return state
-
-    @property
-    def layout(self) -> tuple[int, int]:
-        """Changes exactly when the live-row views change (the count, or a buffer replaced).
-
-        Arrays are only ever rewritten in place otherwise, so a view (or anything built from
-        views, such as a kernel's argument tuple) taken under one layout stays valid for as
-        long as the layout is the same: callers may keep it instead of slicing every step.
-        """
-        return self.n, self._version
 
     def _ensure(self, n: int) -> None:
         if n > self.capacity:
