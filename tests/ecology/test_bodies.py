@@ -158,8 +158,8 @@ def test_drawn_float64_copies_the_draws_as_astype_and_multiplies_in_float64():
     top = np.float32([5.1, 6.3, 0.7])
     factor = np.float32([1.1, 0.9, 1.3])
     refresh = []
-    copy = drawn_float64(refresh, np.copyto, top)
-    product = drawn_float64(refresh, np.multiply, top, factor)
+    copy = drawn_float64(top, refresh)
+    product = drawn_float64(top, refresh, times=factor)
     assert copy.dtype == product.dtype == np.float64
     assert copy.tobytes() == top.astype(np.float64).tobytes()
     assert product.tobytes() == (top.astype(np.float64) * factor).tobytes()
@@ -169,4 +169,4 @@ def test_drawn_float64_copies_the_draws_as_astype_and_multiplies_in_float64():
         fill()
     assert copy.tolist() == [2.0, 3.0, 4.0]
     assert product.tobytes() == (top.astype(np.float64) * factor).tobytes()
-    assert drawn_float64(None, np.copyto, top).tolist() == [2.0, 3.0, 4.0]  # no refresh: a copy alone
+    assert drawn_float64(top).tolist() == [2.0, 3.0, 4.0]  # no refresh: a copy alone

@@ -221,12 +221,12 @@ def _top_speed(v, refresh: Optional[list] = None):
     if varied and not varied_mover:
         # float64 holds the float32 draws exactly and the kernel rounds them back to float32: one compiled
         # signature for every species (a float32 array here would be a second compilation of the kernel)
-        return drawn_float64(refresh, np.copyto, v.pop.component("var_max_speed")), True
+        return drawn_float64(v.pop.component("var_max_speed"), refresh), True
     if varied_mover:
         top = v.pop.component("mover_max_speed")
         if varied:  # the float64 copy of the mover's draws times the float32 factors, in float64
-            return drawn_float64(refresh, np.multiply, top, v.pop.component("var_max_speed")), False
-        return drawn_float64(refresh, np.copyto, top), False
+            return drawn_float64(top, refresh, times=v.pop.component("var_max_speed")), False
+        return drawn_float64(top, refresh), False
     return np.full(1, v.mover_max), False  # the mover's number: float64, as np.maximum(top, 1e-9) makes it
 
 
@@ -241,7 +241,7 @@ def _params(v, section: str, fields, refresh: Optional[list] = None) -> list:
         sub = getattr(v.eco, section, None) if v.eco is not None else None
         value = v.get(section, field) if sub is not None and getattr(sub, field) is not None else 0.0
         if isinstance(value, np.ndarray):
-            values.append(drawn_float64(refresh, np.copyto, value))
+            values.append(drawn_float64(value, refresh))
             flags |= 1 << k
         else:
             values.append(np.full(1, float(value)))

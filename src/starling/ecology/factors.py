@@ -232,7 +232,7 @@ def _param(view, section: str, field: str, refresh: Optional[list] = None) -> tu
         return np.zeros(1), False
     value = view.get(section, field)
     if isinstance(value, np.ndarray):
-        return drawn_float64(refresh, np.copyto, value), True
+        return drawn_float64(value, refresh), True
     return np.full(1, float(value)), False
 
 

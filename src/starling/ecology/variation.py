@@ -18,21 +18,21 @@ from ..steering.distributions import Bounds, Distribution, bounds_of, num, parse
 __all__ = ["Bounds", "Distribution", "bounds_of", "drawn_float64", "num", "parse_distribution"]
 
 
-def drawn_float64(refresh: Optional[list], op, *sources) -> np.ndarray:
-    """``op`` (``np.copyto`` or ``np.multiply``) of float32 draws into a new float64 array: what
-    ``sources[0].astype(np.float64)`` gives (times ``sources[1]``, in float64).
+def drawn_float64(draws: np.ndarray, refresh: Optional[list] = None, *, times: Optional[np.ndarray] = None) -> np.ndarray:
+    """The float32 ``draws`` as a new float64 array: what ``draws.astype(np.float64)`` gives, or, with
+    ``times``, that multiplied by ``times`` in float64 (never rounded through float32).
 
     A system's kernel takes a drawn parameter as such a copy, beside the plain numbers it takes
-    as one-element float64 arrays. With ``refresh``, the operation is appended to it: the owner
-    keeps the kernel's arguments while the population's layout holds and runs ``refresh``
-    before each call, so that the copy follows the draws' values without a new array a step.
+    as one-element float64 arrays. With ``refresh``, the operation that fills the copy is appended
+    to it: the owner keeps the kernel's arguments while the population's layout holds and runs
+    ``refresh`` before each call, so that the copy follows the draws' values without a new array a step.
     """
-    out = np.empty(sources[0].shape, np.float64)
-    if op is np.copyto:
-        run = functools.partial(np.copyto, out, sources[0])
+    out = np.empty(draws.shape, np.float64)
+    if times is None:
+        fill = functools.partial(np.copyto, out, draws)
     else:
-        run = functools.partial(op, *sources, out=out, dtype=np.float64)
-    run()
+        fill = functools.partial(np.multiply, draws, times, out=out, dtype=np.float64)
+    fill()
     if refresh is not None:
-        refresh.append(run)
+        refresh.append(fill)
     return out
