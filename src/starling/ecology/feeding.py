@@ -346,9 +346,9 @@ class FeedingSystem(System):
     # ------------------------------------------------------------------ items
     def _ground_under(self, pop):
         """Height of the ground under each item: the environment's surfaces, else the ground plane."""
+        env = self.ctx.environment
         n = pop.n
-        env = self.ctx.environment if n else None
-        if env is None:
+        if env is None or n == 0:
             return self.ground
         origins, _ = self._rays.take(n)
         np.add(pop.position, _LIFT, out=origins)

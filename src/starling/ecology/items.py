@@ -51,15 +51,10 @@ def step_items(pop, ground, water: Optional[float], phys: PhysicsConfig, lo, hi,
     """Move every item one step; returns the uids whose lifetime is over.
 
     ``ground``: the ground height, one number or one per item; ``lo``/``hi``: the world
-    box (items stay inside it horizontally). :class:`ItemSteps` does the same step after step.
+    box (items stay inside it horizontally). A system that moves the same items every step
+    keeps an :class:`ItemSteps` instead, which keeps the kernel's arguments.
     """
-    n = pop.n
-    if n == 0:
-        return np.zeros(0, np.int64)
-    head, tail = _item_args(pop, water, phys, lo, hi, dt)
-    expired = np.zeros(n, np.bool_)
-    over = _step_items(*head, _heights(ground), *tail, expired)
-    return pop.uid[expired].copy() if over else np.zeros(0, np.int64)
+    return ItemSteps().step(pop, ground, water, phys, lo, hi, dt)
 
 
 class ItemSteps:
@@ -72,7 +67,7 @@ class ItemSteps:
         self._calls = CallSite()
 
     def step(self, pop, ground, water: Optional[float], phys: PhysicsConfig, lo, hi, dt: float) -> np.ndarray:
-        """:func:`step_items` of these arguments."""
+        """Move every item of ``pop`` one step (see :func:`step_items`); the uids whose lifetime is over."""
         n = pop.n
         if n == 0:
             return np.zeros(0, np.int64)
@@ -80,13 +75,9 @@ class ItemSteps:
         if kept is None or kept[0] != pop.layout or kept[1] != dt:
             kept = self._kept = (pop.layout, dt, np.zeros(n, np.bool_), *_item_args(pop, water, phys, lo, hi, dt))
         expired = kept[2]  # (every row is written)
-        over = self._calls(_step_items, n, *kept[3], _heights(ground), *kept[4], expired)
+        heights = np.asarray(ground, np.float32).reshape(-1)  # one for all, or one per item
+        over = self._calls(_step_items, n, *kept[3], heights, *kept[4], expired)
         return pop.uid[expired].copy() if over else np.zeros(0, np.int64)
-
-
-def _heights(ground) -> np.ndarray:
-    """The ground height as the kernel reads it: one for all, or one per item (float32)."""
-    return np.asarray(ground, np.float32).reshape(-1)
 
 
 def _item_args(pop, water: Optional[float], phys: PhysicsConfig, lo, hi, dt: float) -> tuple:
