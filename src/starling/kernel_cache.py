@@ -256,7 +256,9 @@ def _count_compilations() -> None:
 
 
 def install() -> None:
-    """Apply ``STARLING_CACHE_DIR`` and make Numba's cache loading heal damaged files (once per process)."""
+    """Apply ``STARLING_CACHE_DIR`` and patch Numba's cache, once per process: damaged files heal,
+    a kernel is looked up, compiled and saved under its lock, an entry holding another signature's
+    code counts as not cached, and :func:`compilations` counts what Numba compiles (see the module)."""
     apply_cache_dir()
     from numba.core import caching, sigutils
     from numba.core.dispatcher import Dispatcher
