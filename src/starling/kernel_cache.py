@@ -43,7 +43,7 @@ import os
 import sys
 import types
 from contextlib import contextmanager
-from typing import Optional
+from typing import Callable, Optional
 
 from .processes import locked_open
 
@@ -239,6 +239,31 @@ def _lock_compilations(dispatcher_class, sigutils) -> None:
                 return compile_(self, sig)
 
     dispatcher_class.compile = compile
+
+
+def kernel_name(ev) -> str:
+    """The name of the kernel a ``numba:compile`` event is about; "" for Numba's own overloads
+    (all called ``impl``) and lambdas, which a progress display cannot name usefully."""
+    dispatcher = (ev.data or {}).get("dispatcher")
+    name = getattr(getattr(dispatcher, "py_func", None), "__name__", "")
+    return name if name and name != "impl" and not name.startswith("<") else ""
+
+
+@contextmanager
+def watching(on_start: Callable[[str], None]):
+    """Call ``on_start(name)`` (:func:`kernel_name`) as Numba starts each compilation while the
+    block runs: what a progress display shows. :func:`compilations` counts them."""
+    from numba.core import event
+
+    class Watch(event.Listener):
+        def on_start(self, ev):
+            on_start(kernel_name(ev))
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", Watch()):
+        yield
 
 
 def _count_compilations() -> None:

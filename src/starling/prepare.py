@@ -32,10 +32,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from numba.core import event
-
 from . import parallel_compile
-from .kernel_cache import compilations
+from .kernel_cache import compilations, watching
 
 Progress = Callable[[str, float], None]
 Extra = Sequence[tuple[str, Callable[[Any], None]]]
@@ -50,26 +48,6 @@ class Prepared:
     compiled: int
     seconds: float
     parts_elsewhere: int = 0
-
-
-class _Watch(event.Listener):
-    """Counts Numba's compilations and reports each one's kernel name as it starts."""
-
-    def __init__(self, report: Callable[[str], None], compiling: Callable[[], None] = lambda: None) -> None:
-        self.count = 0
-        self.report = report
-        self.compiling = compiling  # told before each compilation's report
-
-    def on_start(self, ev: event.Event) -> None:
-        self.count += 1
-        self.compiling()
-        dispatcher = (ev.data or {}).get("dispatcher")
-        name = getattr(getattr(dispatcher, "py_func", None), "__name__", "")
-        # Numba's own overloads are all called "impl" and lambdas "<lambda>": name the stage only
-        self.report(name if name and name != "impl" and not name.startswith("<") else "")
-
-    def on_end(self, ev: event.Event) -> None:
-        pass
 
 
 def can_prepare(sim: Any) -> bool:
@@ -92,7 +70,8 @@ def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None,
     total = parts if in_place else 1 + parts + 1 + len(extra)
     state: dict[str, Any] = {"label": "", "done": -1, "compiling": False, "kernel": None}
     # kernels compiled since the last preparation (building this simulation): the cache is cold
-    cold = compilations() > _compilations_seen
+    first = compilations()
+    cold = first > _compilations_seen
     second: Optional[parallel_compile.SecondCompiler] = None
 
     def say(kernel: Optional[str] = None) -> None:
@@ -129,9 +108,12 @@ def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None,
         if second is None and at is not None and at[0] < parts - 1 and parallel_compile.wanted(sim):
             second = parallel_compile.SecondCompiler(at[1], parts, mine=at[0] + 1)
 
-    watch = _Watch(say, start_second)
+    def compiling(kernel: str) -> None:
+        start_second()
+        say(kernel)
+
     try:
-        with event.install_listener("numba:compile", watch):
+        with watching(compiling):
             if in_place:
                 index = iter(range(parts))
                 sim.step(on_part=lambda label: part(label, next(index), sim))
@@ -154,7 +136,7 @@ def prepare(sim: Any, extra: Extra = (), on_progress: Optional[Progress] = None,
         _compilations_seen = compilations()
     elsewhere = 0 if second is None else second.close()
     report("ready", 1.0)
-    return Prepared(total, watch.count, time.perf_counter() - t0, elsewhere)
+    return Prepared(total, _compilations_seen - first, time.perf_counter() - t0, elsewhere)
 
 
 _compilations_seen = 0  # kernels compiled in this process when the last preparation ended

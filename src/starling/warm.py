@@ -34,10 +34,10 @@ from multiprocessing import get_context
 from typing import Callable, Iterable, Iterator, Optional
 
 import numpy as np
-from numba.core import event
 
 from .config import read_scenario_data, scenario_names
 from .frames import FrameEncoder
+from .kernel_cache import compilations, watching
 from .processes import HELPERS_ENV, ctrl_c_ignored_by_new_processes, usable_cores
 from .server.live_view import entity_blocks, frame_states, read_readouts
 from .simulation import Simulation, load_scenario
@@ -56,24 +56,6 @@ class WarmResult:
     scenario: str
     compiled: int
     seconds: float
-
-
-class _CompileWatch(event.Listener):
-    """Counts Numba's compilations (cache misses, nested ones included) and names each as it starts."""
-
-    def __init__(self, on_kernel: Optional[Callable[[str], None]] = None) -> None:
-        self.count = 0
-        self.on_kernel = on_kernel
-
-    def on_start(self, ev: event.Event) -> None:
-        self.count += 1
-        if self.on_kernel is not None:
-            dispatcher = (ev.data or {}).get("dispatcher")
-            func = getattr(dispatcher, "py_func", None)
-            self.on_kernel(getattr(func, "__name__", "kernel"))
-
-    def on_end(self, ev: event.Event) -> None:
-        pass
 
 
 def check_names(names: Iterable[str]) -> list[str]:
@@ -117,11 +99,11 @@ def rehearse(sim: Simulation, steps: int = STEPS) -> None:
 
 def warm_scenario(name: str, *, steps: int = STEPS, on_kernel: Optional[Callable[[str], None]] = None) -> WarmResult:
     """Build ``name`` and :func:`rehearse` it, counting the kernels that had to be compiled."""
-    watch = _CompileWatch(on_kernel)
+    first = compilations()
     t0 = time.perf_counter()
-    with event.install_listener("numba:compile", watch):
+    with watching(on_kernel or (lambda kernel: None)):
         rehearse(load_scenario(name), steps)
-    return WarmResult(name, watch.count, time.perf_counter() - t0)
+    return WarmResult(name, compilations() - first, time.perf_counter() - t0)
 
 
 def warm(names: Iterable[str] = (), *, steps: int = STEPS, jobs: Optional[int] = None,
@@ -133,7 +115,7 @@ def warm(names: Iterable[str] = (), *, steps: int = STEPS, jobs: Optional[int] =
 
     ``jobs``: the processes asked for (:func:`processes` says how many run). With one, everything
     happens in this process: ``on_start`` is told each scenario as it starts and ``on_kernel``
-    each kernel as it compiles; worker processes report whole scenarios only (``on_done``).
+    each kernel as it compiles ("" for Numba's own, unnamed ones); worker processes report whole scenarios only (``on_done``).
     ``plugins``: the ``--plugin`` modules a worker loads before it builds a scenario (this process
     has loaded them already).
     """

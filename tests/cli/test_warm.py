@@ -43,12 +43,10 @@ def test_a_warmed_scene_compiles_nothing_once_its_neighbour_lists_answer(tmp_pat
                            timeout=900, env=env)
     assert first.returncode == 0, first.stdout + first.stderr
     script = (
-        "from numba.core import event\n"
+        "from starling.kernel_cache import watching\n"
         "from starling.simulation import load_scenario\n"
-        "from starling.warm import _CompileWatch\n"
         "sim = load_scenario('fish_tank')\n"
-        "watch = _CompileWatch(lambda name: print('compiled', name))\n"
-        "with event.install_listener('numba:compile', watch):\n"
+        "with watching(lambda name: print('compiled', name)):\n"
         "    sim.step(40)\n"
         "lists = sim.pipelines[0].groups[0].neighbors.lists\n"
         "print('answered by lists', lists.calls - lists.grid_calls)\n"

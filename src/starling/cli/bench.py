@@ -59,7 +59,8 @@ def warm(
             progress.update(task, description=f"warming {name}")
 
         def on_kernel(kernel: str) -> None:
-            progress.update(task, description=f"warming {current[0]}: compiling {kernel}")
+            if kernel:  # Numba's own overloads are unnamed: the last name stays
+                progress.update(task, description=f"warming {current[0]}: compiling {kernel}")
 
         def on_done(result) -> None:
             done.append(result)
