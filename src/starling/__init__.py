@@ -32,6 +32,9 @@ try:
     from .kernel_cache import install as _install_kernel_cache
 
     _install_kernel_cache()  # before any kernel is defined: the cache folder, and healing damaged cache files
+    from .compiler_speed import install as _install_compiler_speed
+
+    _install_compiler_speed()  # less of Numba's bookkeeping while kernels compile
 
     from .config import ConfigError, json_schema, load_scenario_config, scenario_names, validate_scenario
     from .simulation import Observer, Simulation, StepView, load_scenario

@@ -1,0 +1,110 @@
+"""The compiler-flag shortcuts give Numba's own answers, and LLVM's lock is no longer timed."""
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+import starling  # noqa: F401  (installs starling.compiler_speed)
+from starling import compiler_speed
+
+
+def _numba_eq(a, b):
+    """Numba's definition: every option's value, set or default, compared as dicts compare."""
+    return a.values() == b.values()
+
+
+def _numba_hash(a):
+    return hash(tuple(sorted(a.values())))
+
+
+def _flags_classes():
+    from numba.core.compiler import Flags
+    from numba.core.targetconfig import TargetConfig
+
+    return [Flags, type("OtherFlags", (TargetConfig,), {})]
+
+
+def _settable(cls):
+    """Options whose values can be set from plain values drawn here, with a few values each."""
+    out = {}
+    for name, option in cls.options.items():
+        if option.type is bool:
+            out[name] = [True, False]
+        elif option.type is int:
+            out[name] = [0, 1, 3]
+        elif option.type is str:
+            out[name] = ["", "x", str(option.default)]
+    return out
+
+
+def _random_flags(cls, rng, choices):
+    flags = cls()
+    for name in rng.sample(sorted(choices), k=rng.randint(0, min(6, len(choices)))):
+        # half the time set an option to its own default: set, yet equal to an unset one
+        value = cls.options[name].default if rng.random() < 0.5 else rng.choice(choices[name])
+        try:
+            setattr(flags, name, value)
+        except Exception:
+            continue
+    return flags
+
+
+def test_installed_in_every_process():
+    from numba.core.targetconfig import TargetConfig
+
+    assert compiler_speed._installed
+    assert TargetConfig.__eq__.__module__ == "starling.compiler_speed"
+
+
+def test_flags_compare_and_hash_as_numba_defines_them():
+    from numba.core.compiler import Flags
+
+    rng = random.Random(7)
+    choices = _settable(Flags)
+    assert len(choices) > 10
+    flags = [_random_flags(Flags, rng, choices) for _ in range(150)]
+    flags += [Flags(), Flags()]
+    equal_pairs = 0
+    for a, b in itertools.product(flags, repeat=2):
+        assert (a == b) is _numba_eq(a, b)
+        assert (a != b) is (not _numba_eq(a, b))
+        if a == b:
+            equal_pairs += 1
+            assert hash(a) == hash(b)
+    assert equal_pairs > len(flags)  # not only each with itself: the set-to-default case is met
+    for a in flags:
+        assert hash(a) == _numba_hash(a)
+
+
+def test_a_set_default_equals_an_unset_option_and_a_difference_is_seen():
+    from numba.core.compiler import Flags
+
+    a, b = Flags(), Flags()
+    b.nrt = Flags.options["nrt"].default
+    assert a == b and a._values != b._values
+    b.nrt = not Flags.options["nrt"].default
+    assert a != b
+    assert {a: 1}.get(b) is None and {a: 1}.get(Flags()) == 1
+
+
+def test_flags_of_another_class_compare_as_before():
+    flags_cls, other_cls = _flags_classes()
+    a, b = flags_cls(), other_cls()
+    assert (a == b) is _numba_eq(a, b)
+    assert hash(b) == _numba_hash(b)
+
+
+def test_llvm_lock_is_not_timed_and_kernels_still_compile():
+    from llvmlite.binding import ffi
+    from numba import njit
+
+    assert not [acquire for acquire, _ in ffi.lib._lock._cblist
+                if getattr(acquire, "__module__", "") == "numba.core.base"]
+
+    @njit
+    def add(x, y):
+        return x + y
+
+    assert add(2, 3) == 5 and add(2.5, 1.0) == pytest.approx(3.5)
