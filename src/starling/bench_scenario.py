@@ -96,7 +96,7 @@ def kernel_clock():
         CPUDispatcher.__call__ = original
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _no_work(a):
     return a.shape[0]
 

@@ -56,7 +56,7 @@ SKIP_SILENT = True
 RAY_PARALLEL_ROWS = 32_768
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _drop_rows(index, distance, count, self_row, keep):
     """Remove each animal's own row from its neighbour list and keep at most ``keep``."""
     n, k = index.shape
@@ -76,7 +76,7 @@ def _drop_rows(index, distance, count, self_row, keep):
         count[i] = w
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _scale_desires(n, scale, direction_desire, speed_desire):
     """Multiply the first ``n`` animals' desires of every behaviour by the systems' factors
     (whole buffers and ``n``: a view of ``n`` columns would be a layout of its own for some ``n``)."""

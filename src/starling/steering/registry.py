@@ -178,8 +178,8 @@ def _jit(func: Callable, parallel: bool):
         )
         clone.__qualname__ = func.__qualname__ + "_parallel"
         clone.__module__ = func.__module__
-        return njit(cache=True, parallel=True)(clone)
-    return njit(cache=True)(func)
+        return njit(cache=True, no_cfunc_wrapper=True, parallel=True)(clone)
+    return njit(cache=True, no_cfunc_wrapper=True)(func)
 
 
 def _check_params(what: str, name: str, params, base: type) -> None:

@@ -40,19 +40,19 @@ class FollowPathParams(BehaviorParams):
         return points
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _segment_count(points, loop):
     return points.shape[0] if loop else points.shape[0] - 1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _point_at(points, loop, seg, t):
     a = points[seg]
     b = points[(seg + 1) % points.shape[0]]
     return a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _closest_on_path(points, loop, x, y, z):
     """Segment index and parameter of the point of the path closest to (x, y, z)."""
     best = 1e300
@@ -80,7 +80,7 @@ def _closest_on_path(points, loop, x, y, z):
     return best_seg, best_t
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _advance(points, loop, seg, t, distance):
     """Walk ``distance`` metres along the path from (seg, t); stops at an open end."""
     nseg = _segment_count(points, loop)
