@@ -108,3 +108,18 @@ def test_llvm_lock_is_not_timed_and_kernels_still_compile():
         return x + y
 
     assert add(2, 3) == 5 and add(2.5, 1.0) == pytest.approx(3.5)
+
+
+def test_turned_off_leaves_numba_as_it_is():
+    import os
+    import subprocess
+    import sys
+
+    code = ("import starling\n"
+            "from numba.core.targetconfig import TargetConfig\n"
+            "from llvmlite.binding import ffi\n"
+            "print(TargetConfig.__eq__.__module__, len([a for a, _ in ffi.lib._lock._cblist "
+            "if a.__module__ == 'numba.core.base']))\n")
+    env = dict(os.environ, STARLING_COMPILER_SPEED="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["numba.core.targetconfig", "1"]
