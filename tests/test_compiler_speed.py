@@ -44,14 +44,11 @@ def _random_flags(cls, rng, choices):
     for name in rng.sample(sorted(choices), k=rng.randint(0, min(6, len(choices)))):
         # half the time set an option to its own default: set, yet equal to an unset one
         value = cls.options[name].default if rng.random() < 0.5 else rng.choice(choices[name])
-        try:
-            setattr(flags, name, value)
-        except Exception:
-            continue
+        setattr(flags, name, value)
     return flags
 
 
-def test_installed_in_every_process():
+def test_installed_by_importing_starling():
     from numba.core.targetconfig import TargetConfig
 
     assert compiler_speed._installed
@@ -97,11 +94,9 @@ def test_flags_of_another_class_compare_as_before():
 
 
 def test_llvm_lock_is_not_timed_and_kernels_still_compile():
-    from llvmlite.binding import ffi
     from numba import njit
 
-    assert not [acquire for acquire, _ in ffi.lib._lock._cblist
-                if getattr(acquire, "__module__", "") == "numba.core.base"]
+    assert not compiler_speed.numba_lock_timers()
 
     @njit
     def add(x, y):
@@ -117,9 +112,8 @@ def test_turned_off_leaves_numba_as_it_is():
 
     code = ("import starling\n"
             "from numba.core.targetconfig import TargetConfig\n"
-            "from llvmlite.binding import ffi\n"
-            "print(TargetConfig.__eq__.__module__, len([a for a, _ in ffi.lib._lock._cblist "
-            "if a.__module__ == 'numba.core.base']))\n")
+            "from starling.compiler_speed import numba_lock_timers\n"
+            "print(TargetConfig.__eq__.__module__, len(numba_lock_timers()))\n")
     env = dict(os.environ, STARLING_COMPILER_SPEED="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["numba.core.targetconfig", "1"]

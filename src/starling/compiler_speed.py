@@ -28,17 +28,17 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["install"]
+__all__ = ["install", "numba_lock_timers"]
 
 _installed = False
 
 
-def _fast_flags() -> bool:
+def _fast_flags() -> None:
     """Give ``TargetConfig`` an equality and hash with Numba's results, computed from what is set."""
     from numba.core.targetconfig import TargetConfig
 
     if not (hasattr(TargetConfig, "options") and "_values" in getattr(TargetConfig, "__slots__", ())):
-        return False
+        return  # not the TargetConfig these shortcuts were written against
     numba_eq = TargetConfig.__eq__
     hashes: dict[type, int] = {}
 
@@ -67,23 +67,26 @@ def _fast_flags() -> bool:
 
     TargetConfig.__eq__ = __eq__
     TargetConfig.__hash__ = __hash__
-    return True
 
 
-def _untimed_llvm_lock() -> bool:
+def numba_lock_timers() -> list:
+    """The ``(acquire, release)`` callbacks on llvmlite's lock through which Numba times its hold on
+    LLVM (registered when ``numba.core.base`` is imported); empty once :func:`install` removed them,
+    or where llvmlite keeps its callbacks elsewhere."""
+    from llvmlite.binding import ffi
+
+    callbacks = getattr(getattr(ffi.lib, "_lock", None), "_cblist", ())
+    return [(acquire, release) for acquire, release in callbacks
+            if getattr(acquire, "__module__", "") == "numba.core.base"
+            and "_initialize_llvm_lock_event" in getattr(acquire, "__qualname__", "")]
+
+
+def _untimed_llvm_lock() -> None:
     """Remove the callbacks through which Numba times its hold on LLVM's lock (see the module)."""
     from llvmlite.binding import ffi
 
-    lock = getattr(ffi.lib, "_lock", None)
-    callbacks = getattr(lock, "_cblist", None)
-    if callbacks is None:
-        return False
-    numba_timing = [(acquire, release) for acquire, release in callbacks
-                    if getattr(acquire, "__module__", "") == "numba.core.base"
-                    and "_initialize_llvm_lock_event" in getattr(acquire, "__qualname__", "")]
-    for acquire, release in numba_timing:
+    for acquire, release in numba_lock_timers():
         ffi.unregister_lock_callback(acquire, release)
-    return bool(numba_timing)
 
 
 def install() -> None:
