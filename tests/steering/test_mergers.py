@@ -165,3 +165,38 @@ def test_animals_merged_together_equal_each_merged_alone(rng, kind):
         merge(kind, (direction[:, i:i + 1].copy(), dd[:, i:i + 1].copy(), speed[:, i:i + 1].copy(),
                      sd[:, i:i + 1].copy(), prio[:, i:i + 1].copy()), vel[i:i + 1], fwd[i:i + 1], alone)
         np.testing.assert_array_equal(together[i], alone[0])
+
+
+@pytest.mark.parametrize("uniform", [True, False])
+def test_the_block_merger_is_the_one_animal_merger_bit_for_bit(rng, uniform):
+    # priority_desire runs a block of animals at a time (_allocate_blocks); the oracle is the
+    # one-animal loop (_merge_range): zero and large desires, budgets spent part-way, ties, animals at
+    # rest, counts either side of a block; priorities a behaviour's (uniform) or drawn per animal
+    from starling.steering.mergers import BLOCK, _PRIORITY_DESIRE, _allocate_blocks, _merge_range
+
+    for trial in range(150):
+        m = int(rng.integers(1, 7))
+        n = int(rng.choice([1, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 5, int(rng.integers(2, 300))]))
+        direction = rng.normal(size=(m, n, 3)).astype(np.float32)
+        direction /= np.linalg.norm(direction, axis=2, keepdims=True)
+        silent = rng.random((m, n)) < 0.3
+        direction[silent] = 0.0
+        dd = (rng.random((m, n)) * rng.choice([0.3, 1.0, 2.0])).astype(np.float32)
+        dd[silent] = 0.0
+        sd = (rng.random((m, n)) * 0.8).astype(np.float32) * (rng.random((m, n)) < 0.5)
+        speed = (rng.random((m, n)) * 8).astype(np.float32)
+        if uniform:
+            prio = np.repeat(rng.integers(0, 3, m).astype(np.int16)[:, None], n, axis=1)
+        else:
+            prio = rng.integers(0, 3, (m, n)).astype(np.int16)
+            prio[:, : n // 2] = prio[:, :1]  # some blocks uniform, the rest not
+        vel = (rng.normal(size=(n, 3)) * 3).astype(np.float32)
+        vel[rng.random(n) < 0.1] = 0.0
+        fwd = rng.normal(size=(n, 3)).astype(np.float32)
+        fwd /= np.linalg.norm(fwd, axis=1, keepdims=True)
+        max_desire = float(rng.choice([1.0, 0.5, 1.7]))
+        one = np.zeros((n, 3), np.float32)
+        blocks = np.zeros((n, 3), np.float32)
+        _merge_range(0, n, _PRIORITY_DESIRE, max_desire, direction, dd, speed, sd, prio, vel, fwd, one)
+        _allocate_blocks(0, n, max_desire, direction, dd, speed, sd, prio, vel, fwd, blocks)
+        assert one.tobytes() == blocks.tobytes(), (trial, m, n)

@@ -191,14 +191,160 @@ def _merge_range(lo, hi, code, max_desire, direction, ddes, speed, sdes, prio, v
         desired[i, 2] = uz * s
 
 
+#: animals merged together by :func:`_allocate_blocks` (its scratch, 12 rows of them, stays in L1)
+BLOCK = 64
+
+
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
+def _allocate_blocks(lo, hi, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, desired):
+    """``priority_desire`` for animals ``lo``..``hi``: :func:`_merge_range`'s arithmetic, bit for bit,
+    a block of :data:`BLOCK` animals at a time.
+
+    The pipeline's priorities are a behaviour's, the same for every animal, so a block has one
+    order of levels. Each level then runs as loops over the block's animals, with the per-animal
+    branches (a level's trim, the budget running out) written as selects: LLVM vectorises them,
+    where the one-animal loop runs a chain of divisions and branches per animal (the bench's
+    merger 50 → 35 ns an animal). Where priorities differ from animal to animal, a block is one
+    animal.
+    """
+    m = ddes.shape[0]
+    order = np.empty(m, np.int64)
+    level_end = np.empty(m, np.int64)
+    last = np.empty(m, np.int64)
+    # per animal of the block: the direction and speed sums, the level's desires and their trims,
+    # the budgets left, and whether its allocation is still going (not yet spent)
+    ax = np.empty(BLOCK)
+    ay = np.empty(BLOCK)
+    az = np.empty(BLOCK)
+    sn = np.empty(BLOCK)
+    sd_ = np.empty(BLOCK)
+    ld = np.empty(BLOCK)
+    ls = np.empty(BLOCK)
+    scd = np.empty(BLOCK)
+    scs = np.empty(BLOCK)
+    bd = np.empty(BLOCK)
+    bs = np.empty(BLOCK)
+    act = np.empty(BLOCK, np.bool_)
+    ordered = False
+    first = lo
+    while first < hi:
+        last_i = min(hi, first + BLOCK)
+        # one order of priorities for the whole block? (else a block of one animal)
+        uniform = True
+        for j in range(m):
+            p0 = prio[j, first]
+            for i in range(first + 1, last_i):
+                uniform &= prio[j, i] == p0
+        if not uniform:
+            last_i = first + 1
+        nb = last_i - first
+        # the block's order and levels, kept from the block before while its priorities are the same
+        same = ordered
+        if same:
+            for j in range(m):
+                if prio[j, first] != last[j]:
+                    same = False
+                    break
+        if not same:
+            for j in range(m):
+                order[j] = j
+                last[j] = prio[j, first]
+            for j in range(1, m):
+                key = order[j]
+                p = last[key]
+                k = j - 1
+                while k >= 0 and last[order[k]] < p:
+                    order[k + 1] = order[k]
+                    k -= 1
+                order[k + 1] = key
+            end = m
+            for q in range(m - 1, -1, -1):
+                if q < m - 1 and last[order[q]] != last[order[q + 1]]:
+                    end = q + 1
+                level_end[q] = end
+            ordered = True
+        for k in range(nb):
+            ax[k] = 0.0
+            ay[k] = 0.0
+            az[k] = 0.0
+            sn[k] = 0.0
+            sd_[k] = 0.0
+            bd[k] = max_desire
+            bs[k] = max_desire
+            act[k] = True
+        start = 0
+        while start < m:
+            end = level_end[start]
+            for k in range(nb):
+                ld[k] = 0.0
+                ls[k] = 0.0
+            for q in range(start, end):
+                j = order[q]
+                for k in range(nb):
+                    ld[k] += ddes[j, first + k]
+                    ls[k] += sdes[j, first + k]
+            for k in range(nb):  # each level's trim to the budget left (0 without desire or budget)
+                a = ld[k]
+                b = bd[k]
+                s1 = 1.0 if a <= b else b / a
+                scd[k] = s1 if (a > _DESIRE_EPS and b > 0.0) else 0.0
+                a = ls[k]
+                b = bs[k]
+                s2 = 1.0 if a <= b else b / a
+                scs[k] = s2 if (a > _DESIRE_EPS and b > 0.0) else 0.0
+            for q in range(start, end):  # the level's results, trimmed, added where the budget lasts
+                j = order[q]
+                for k in range(nb):
+                    i = first + k
+                    d = ddes[j, i] * scd[k]
+                    x = ax[k] + direction[j, i, 0] * d
+                    y = ay[k] + direction[j, i, 1] * d
+                    z = az[k] + direction[j, i, 2] * d
+                    e = sdes[j, i] * scs[k]
+                    u = sn[k] + speed[j, i] * e
+                    w = sd_[k] + e
+                    on = act[k]
+                    ax[k] = x if on else ax[k]
+                    ay[k] = y if on else ay[k]
+                    az[k] = z if on else az[k]
+                    sn[k] = u if on else sn[k]
+                    sd_[k] = w if on else sd_[k]
+            for k in range(nb):  # what the level spent; an animal whose budgets are both spent stops
+                on = act[k]
+                b1 = bd[k] - ld[k] * scd[k]
+                b2 = bs[k] - ls[k] * scs[k]
+                bd[k] = b1 if on else bd[k]
+                bs[k] = b2 if on else bs[k]
+                act[k] = on and not (b1 <= _DESIRE_EPS and b2 <= _DESIRE_EPS)
+            start = end
+        for k in range(nb):  # the desired velocity, as the one-animal code finishes it
+            i = first + k
+            vx = velocity[i, 0]
+            vy = velocity[i, 1]
+            vz = velocity[i, 2]
+            current_speed = math.sqrt(vx * vx + vy * vy + vz * vz)
+            ux, uy, uz, length = normalize3(ax[k], ay[k], az[k])
+            if length <= _DESIRE_EPS:
+                ux, uy, uz = _fallback_direction(vx, vy, vz, forward[i, 0], forward[i, 1], forward[i, 2])
+            s = sn[k] / sd_[k] if sd_[k] > _DESIRE_EPS else current_speed
+            desired[i, 0] = ux * s
+            desired[i, 1] = uy * s
+            desired[i, 2] = uz * s
+        first = last_i
+
+
 @njit(cache=True, no_cfunc_wrapper=True, parallel=True)
 def _merge_parallel(n, code, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, desired):
     chunks = 64
     size = (n + chunks - 1) // chunks
     for c in prange(chunks):
         lo = np.int64(c) * size  # (prange counts unsigned: int64 keeps _merge_range at the serial signature)
-        _merge_range(lo, min(n, lo + size), code, max_desire, direction, ddes, speed, sdes, prio, velocity,
-                     forward, desired)
+        if code == _PRIORITY_DESIRE:
+            _allocate_blocks(lo, min(n, lo + size), max_desire, direction, ddes, speed, sdes, prio, velocity,
+                             forward, desired)
+        else:
+            _merge_range(lo, min(n, lo + size), code, max_desire, direction, ddes, speed, sdes, prio, velocity,
+                         forward, desired)
 
 
 _WHOLE: dict = {}  # id(view) -> (view, its whole array): the pipeline hands the same stacked views every step
@@ -247,6 +393,8 @@ def merge(kind: str, stacked, velocity, forward, desired, *, max_desire: float =
             _whole(prio), velocity, forward, desired)
     if parallel:
         _merge_parallel(n, *args)
+    elif kind == "priority_desire":
+        _allocate_blocks(0, n, *args[1:])
     else:
         _merge_range(0, n, *args)
 
