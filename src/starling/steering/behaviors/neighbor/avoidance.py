@@ -83,7 +83,7 @@ class AvoidCollisionsParams(NeighborBehaviorParams):
     activation_power: float = Field(1.0, gt=0, description="Power l of f_q1 on the time left, 1 − t*/horizon.")
 
 
-@behavior("avoid_collisions", kind="neighbor", params=AvoidCollisionsParams, silent_alone=True, order_free=True)
+@behavior("avoid_collisions", kind="neighbor", params=AvoidCollisionsParams, silent_alone=True)
 def avoid_collisions(agents, others, neighbors, p, time, dt, out):
     """dir = −Σ u ĉ normalised, des = w max u over neighbours closing within the horizon."""
     count = neighbors.count
