@@ -216,8 +216,8 @@ def _allocate_blocks(lo, hi, max_desire, direction, ddes, speed, sdes, prio, vel
     ax = np.empty(BLOCK)
     ay = np.empty(BLOCK)
     az = np.empty(BLOCK)
-    sn = np.empty(BLOCK)
-    sd_ = np.empty(BLOCK)
+    s_num = np.empty(BLOCK)
+    s_den = np.empty(BLOCK)
     ld = np.empty(BLOCK)
     ls = np.empty(BLOCK)
     scd = np.empty(BLOCK)
@@ -267,8 +267,8 @@ def _allocate_blocks(lo, hi, max_desire, direction, ddes, speed, sdes, prio, vel
             ax[k] = 0.0
             ay[k] = 0.0
             az[k] = 0.0
-            sn[k] = 0.0
-            sd_[k] = 0.0
+            s_num[k] = 0.0
+            s_den[k] = 0.0
             bd[k] = max_desire
             bs[k] = max_desire
             act[k] = True
@@ -301,14 +301,14 @@ def _allocate_blocks(lo, hi, max_desire, direction, ddes, speed, sdes, prio, vel
                     y = ay[k] + direction[j, i, 1] * d
                     z = az[k] + direction[j, i, 2] * d
                     e = sdes[j, i] * scs[k]
-                    u = sn[k] + speed[j, i] * e
-                    w = sd_[k] + e
+                    u = s_num[k] + speed[j, i] * e
+                    w = s_den[k] + e
                     on = act[k]
                     ax[k] = x if on else ax[k]
                     ay[k] = y if on else ay[k]
                     az[k] = z if on else az[k]
-                    sn[k] = u if on else sn[k]
-                    sd_[k] = w if on else sd_[k]
+                    s_num[k] = u if on else s_num[k]
+                    s_den[k] = w if on else s_den[k]
             for k in range(nb):  # what the level spent; an animal whose budgets are both spent stops
                 on = act[k]
                 b1 = bd[k] - ld[k] * scd[k]
@@ -326,7 +326,7 @@ def _allocate_blocks(lo, hi, max_desire, direction, ddes, speed, sdes, prio, vel
             ux, uy, uz, length = normalize3(ax[k], ay[k], az[k])
             if length <= _DESIRE_EPS:
                 ux, uy, uz = _fallback_direction(vx, vy, vz, forward[i, 0], forward[i, 1], forward[i, 2])
-            s = sn[k] / sd_[k] if sd_[k] > _DESIRE_EPS else current_speed
+            s = s_num[k] / s_den[k] if s_den[k] > _DESIRE_EPS else current_speed
             desired[i, 0] = ux * s
             desired[i, 1] = uy * s
             desired[i, 2] = uz * s
