@@ -62,6 +62,43 @@ def _fallback_direction(vx, vy, vz, fx, fy, fz):
     return fx, fy, fz
 
 
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _keep_levels(prio, col, ordered, order, level_end, last):
+    """Animal ``col``'s behaviours in priority order, highest first, in ``order``, with
+    ``level_end[q]`` one past the last position of ``order[q]``'s priority level and ``last``
+    the priorities they were ordered for (``ordered``: whether the arrays hold an order yet).
+
+    Priorities are a behaviour's, the same for every animal in the pipeline's results, so
+    while ``col``'s priorities are ``last`` the order is kept as it is. Else an insertion sort
+    (m is small; ties keep the configured order, so the result is deterministic). Inlined: a
+    call passing arrays would count references per animal.
+    """
+    m = prio.shape[0]  # (not the scratch's length: on a GPU it is a fixed-size local array)
+    same = ordered
+    for j in range(m if ordered else 0):
+        if prio[j, col] != last[j]:
+            same = False
+            break
+    if same:
+        return
+    for j in range(m):
+        order[j] = j
+        last[j] = prio[j, col]
+    for j in range(1, m):
+        key = order[j]
+        p = last[key]
+        k = j - 1
+        while k >= 0 and last[order[k]] < p:
+            order[k + 1] = order[k]
+            k -= 1
+        order[k + 1] = key
+    end = m
+    for q in range(m - 1, -1, -1):
+        if q < m - 1 and last[order[q]] != last[order[q + 1]]:
+            end = q + 1
+        level_end[q] = end
+
+
 @njit(cache=True, no_cfunc_wrapper=True)
 def _merge_range(lo, hi, code, max_desire, direction, ddes, speed, sdes, prio, velocity, forward, desired):
     """Merge animals ``lo``..``hi``.
@@ -111,34 +148,9 @@ def _merge_range(lo, hi, code, max_desire, direction, ddes, speed, sdes, prio, v
                 s_num += speed[j, i] * sdes[j, i]
                 s_den += sdes[j, i]
         else:
-            # order the behaviours by priority, highest first (insertion sort; m is small,
-            # and ties keep the configured order so the result is deterministic). Priorities are
-            # a behaviour's, the same for every animal in the pipeline's results, so the order
-            # and its levels are kept from the animal before while its priorities are the same.
-            same = ordered
-            if same:
-                for j in range(m):
-                    if prio[j, i] != last[j]:
-                        same = False
-                        break
-            if not same:
-                for j in range(m):
-                    order[j] = j
-                    last[j] = prio[j, i]
-                for j in range(1, m):
-                    key = order[j]
-                    p = last[key]
-                    k = j - 1
-                    while k >= 0 and last[order[k]] < p:
-                        order[k + 1] = order[k]
-                        k -= 1
-                    order[k + 1] = key
-                end = m  # level_end[q]: one past the last position of q's priority level
-                for q in range(m - 1, -1, -1):
-                    if q < m - 1 and last[order[q]] != last[order[q + 1]]:
-                        end = q + 1
-                    level_end[q] = end
-                ordered = True
+            # the behaviours by priority, highest first (kept from the animal before while its priorities are the same)
+            _keep_levels(prio, i, ordered, order, level_end, last)
+            ordered = True
             budget_d = max_desire
             budget_s = max_desire
             start = 0
@@ -211,6 +223,7 @@ def _allocate_blocks(lo, hi, max_desire, direction, ddes, speed, sdes, prio, vel
     order = np.empty(m, np.int64)
     level_end = np.empty(m, np.int64)
     last = np.empty(m, np.int64)
+    ordered = False  # order, level_end and last hold the order for priorities ``last``
     # per animal of the block: the direction and speed sums, the level's desires and their trims,
     # the budgets left, and whether its allocation is still going (not yet spent)
     ax = np.empty(BLOCK)
@@ -225,44 +238,21 @@ def _allocate_blocks(lo, hi, max_desire, direction, ddes, speed, sdes, prio, vel
     bd = np.empty(BLOCK)
     bs = np.empty(BLOCK)
     act = np.empty(BLOCK, np.bool_)
-    ordered = False
     first = lo
     while first < hi:
-        last_i = min(hi, first + BLOCK)
+        stop = min(hi, first + BLOCK)
         # one order of priorities for the whole block? (else a block of one animal)
         uniform = True
         for j in range(m):
             p0 = prio[j, first]
-            for i in range(first + 1, last_i):
+            for i in range(first + 1, stop):
                 uniform &= prio[j, i] == p0
         if not uniform:
-            last_i = first + 1
-        nb = last_i - first
+            stop = first + 1
+        nb = stop - first
         # the block's order and levels, kept from the block before while its priorities are the same
-        same = ordered
-        if same:
-            for j in range(m):
-                if prio[j, first] != last[j]:
-                    same = False
-                    break
-        if not same:
-            for j in range(m):
-                order[j] = j
-                last[j] = prio[j, first]
-            for j in range(1, m):
-                key = order[j]
-                p = last[key]
-                k = j - 1
-                while k >= 0 and last[order[k]] < p:
-                    order[k + 1] = order[k]
-                    k -= 1
-                order[k + 1] = key
-            end = m
-            for q in range(m - 1, -1, -1):
-                if q < m - 1 and last[order[q]] != last[order[q + 1]]:
-                    end = q + 1
-                level_end[q] = end
-            ordered = True
+        _keep_levels(prio, first, ordered, order, level_end, last)
+        ordered = True
         for k in range(nb):
             ax[k] = 0.0
             ay[k] = 0.0
@@ -330,7 +320,7 @@ def _allocate_blocks(lo, hi, max_desire, direction, ddes, speed, sdes, prio, vel
             desired[i, 0] = ux * s
             desired[i, 1] = uy * s
             desired[i, 2] = uz * s
-        first = last_i
+        first = stop
 
 
 @njit(cache=True, no_cfunc_wrapper=True, parallel=True)
@@ -389,14 +379,14 @@ def merge(kind: str, stacked, velocity, forward, desired, *, max_desire: float =
     if ddes.shape[0] == 0:
         desired[:n] = velocity[:n]
         return
-    args = (_CODES[kind], float(max_desire), _whole(direction), _whole(ddes), _whole(speed), _whole(sdes),
-            _whole(prio), velocity, forward, desired)
+    code = _CODES[kind]
+    arrays = (_whole(direction), _whole(ddes), _whole(speed), _whole(sdes), _whole(prio), velocity, forward, desired)
     if parallel:
-        _merge_parallel(n, *args)
-    elif kind == "priority_desire":
-        _allocate_blocks(0, n, *args[1:])
+        _merge_parallel(n, code, float(max_desire), *arrays)
+    elif code == _PRIORITY_DESIRE:
+        _allocate_blocks(0, n, float(max_desire), *arrays)
     else:
-        _merge_range(0, n, *args)
+        _merge_range(0, n, code, float(max_desire), *arrays)
 
 
 # ---- the built-in mergers, registered like a user's (``@starling.merger``) -----------------------
