@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from starling.config import validate_scenario
+from starling.config import load_scenario_config, validate_scenario
 from starling.simulation import Simulation
 from starling.steering.behaviors.neighbor.avoidance import closest_approach, threat
 from starling.steering.pipeline import NeighborView
@@ -96,18 +96,21 @@ def test_only_what_the_animal_sees_counts():
 
 
 def _head_on(avoiding: bool, offset: float) -> float:
-    """Closest two birds of the flock came, meeting head-on at 6 m/s each, ``offset`` m apart sideways."""
-    mover = {"kind": "free", "max_speed": 7.5, "speed_up_acceleration": 8.0, "slow_down_acceleration": 8.0,
-             "lateral_acceleration": 15.0, "turn_rate": 10.0, "banking": 1.0, "bank_rate": 5.0}
-    behaviors = [{"kind": "separation", "priority": 6, "weight_direction": 1.0, "max_distance": 2.0, "sep_k": 2.0,
-                  "angle_power": 0.5},
-                 {"kind": "avoid_collisions", "priority": 7, "enabled": avoiding}]
+    """Closest two birds of the flock came, meeting head-on at 6 m/s each, ``offset`` m apart sideways:
+    the flock's own mover, query, separation and look-ahead (nothing else: no roost, no wandering)."""
+    bird = load_scenario_config("flock").species[0]
+    flocking = next(g for g in bird.groups if g.label == "flocking")
+    behaviors = [b.model_dump(exclude_none=True) for b in flocking.behaviors
+                 if b.kind in ("separation", "avoid_collisions")]
+    for b in behaviors:
+        if b["kind"] == "avoid_collisions":
+            b["enabled"] = avoiding
     sim = Simulation(validate_scenario({
         "name": "head-on", "seed": 1, "dt": 1 / 30,
         "world": {"bounds_min": [-100, 0, -100], "bounds_max": [100, 100, 100]},
-        "species": [{"name": "bird", "count": 2, "mover": mover,
+        "species": [{"name": "bird", "count": 2, "mover": bird.mover.model_dump(exclude_none=True),
                      "spawn": {"shape": "box", "center": [0, 45, 0], "size": [1, 1, 1], "speed": [6, 6]},
-                     "groups": [{"label": "flocking", "query": {"max_distance": 6.0, "k": 7, "fov_deg": 300.0},
+                     "groups": [{"label": "flocking", "query": flocking.query.model_dump(exclude_none=True),
                                  "behaviors": behaviors}]}]}), record_debug=False)
     pop = sim.population("bird")
     pop.position[:] = [[0, 45, -10], [offset, 45, 10]]
