@@ -192,12 +192,38 @@ def test_a_list_that_costs_more_than_the_grid_hands_over():
     find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
     lists = table.lists
     lists.grid_cost = 1e-9  # the grid, as measured, is far cheaper
-    for call in range(3):
+    answered_by = []
+    for call in range(4):
         pos = (pos + rng.normal(scale=0.3, size=pos.shape)).astype(np.float32)  # past the skin each call
+        grid_calls = lists.grid_calls
         got = find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
         _assert_exact(got, pos, fwd, spec, None, f"call {call}")
-    assert lists.rebuilds == 1 and lists.grid_calls == 3 and lists.wait == verlet.RETRY_AFTER - 3
+        answered_by.append("grid" if lists.grid_calls > grid_calls else "lists")
+    # the first build paid for its table (memory the next builds reuse), so its list is not
+    # judged on it and is rebuilt; the second, a fair price, loses
+    assert answered_by == ["lists", "grid", "grid", "grid"]
+    assert lists.rebuilds == 2 and lists.wait == verlet.RETRY_AFTER - 3
     assert lists.backoff == 2 * verlet.RETRY_AFTER
+
+
+def test_only_a_build_that_reuses_its_memory_is_judged(monkeypatch):
+    """The first build, and one that had to widen its rows, grow buffers the next builds reuse:
+    their time is not a fair price of a build, so the list is not handed over on it."""
+    rng = np.random.default_rng(11)
+    pos, fwd = cloud(rng, 3000, 40.0)
+    spec = _spec(3.0, 5, 360.0)
+    table = Neighbors(0, 5)
+    find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    lists = table.lists
+    assert lists.rebuilds == 1 and lists._list_build is None  # first build: rows widened, table made
+    pos = (pos + rng.normal(scale=0.3, size=pos.shape)).astype(np.float32)
+    find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    assert lists.rebuilds == 2 and lists._list_build > 0.0  # same width, same table: a fair price
+    denser = np.concatenate([pos, pos[:1500] + np.float32(0.05)])  # more rows, and rows twice as long
+    fwd2 = np.concatenate([fwd, fwd[:1500]])
+    got = find_neighbors(denser, fwd2, denser, spec, exclude_self=True, out=table)
+    _assert_exact(got, denser, fwd2, spec, None, "denser")
+    assert lists.rebuilds == 3 and lists._list_build is None
 
 
 def test_unsorted_rows_of_many_are_left_to_the_grid():

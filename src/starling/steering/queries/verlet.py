@@ -278,7 +278,7 @@ class VerletLists:
         self.grid_calls = 0  # of which the grid answered
         self.grid_cost = None  # the grid's median call over its last stretch, s
         self._grid_times: list = []
-        self._list_build = 0.0  # the current list's build time, s
+        self._list_build = None  # the current list's build time, s (None: not a fair price, see _rebuild)
         self._list_checks: list = []  # and its checks' times
         self._kernel_calls = CallSite()
         self.call_times = None  # a list to append each call's wall time to (starling bench), or None
@@ -329,7 +329,7 @@ class VerletLists:
         """Whether the list that just ran out cost more per call than the grid (then the grid
         answers for a while, longer after each loss)."""
         checks = self._list_checks
-        if not checks or self.grid_cost is None:
+        if not checks or self.grid_cost is None or self._list_build is None:
             return False
         cost = self._list_build / len(checks) + float(np.median(checks))
         self._list_checks = []
@@ -392,22 +392,28 @@ class VerletLists:
         self.rebuilds += 1
         longest = self.lists.shape[1] if self.lists.shape[0] else 0
         self.lists, self.lengths = _NO_LISTS  # the old lists go before the new are built (memory)
+        # the first build, or more rows than the kept table holds (a table let go for its size is
+        # made again at every build: that is a price of each build, and is judged)
+        grew = self.rebuilds == 1 or (self.table is not None and self.table.count.shape[0] < n)
         if self.table is None:  # one of its own, as wide as the last build needed
             self.table = type(out)(n, max(longest + longest // 4 + 1, 2 * spec.k, 8))
         width = self.table.k
         while True:
             # every row in reach, in the order met (the check ranks them): any_order skips the sort
-            t0 = time.perf_counter()
             wide = type(spec)(max_distance=reach, k=width, fov_deg=360.0, mode="all_in_radius", any_order=True)
             self.table.reserve(n, width)
+            t0 = time.perf_counter()
             grid_search(spos, sfwd, spos, wide, box32, True, self.table)
             longest = int((self.table.count + self.table.overflow).max())
             if longest <= width:
                 break
             width = longest + longest // 4 + 1  # rows too narrow (a first build): again, wider
-        # what the build costs, for the choice between lists and grid: its last try (a narrow first
-        # try is paid once, not at every build)
-        self._list_build = time.perf_counter() - t0
+            grew = True
+        # what the build costs, for the choice between lists and grid. A build whose table or the
+        # grid's buffers had to grow paid once for memory the next builds reuse (at 100,000 boids
+        # its grid call took 2-3x a later build's, and its table ~40 ms more): it is not judged
+        # (None), and the list's next life is
+        self._list_build = None if grew else time.perf_counter() - t0
         table = self.table
         mean = float(table.count.mean())
         if spec.mode == "knn" and mean > dense_limit(spec.k):
