@@ -174,7 +174,7 @@ def _regions(offsets, bucket=64, gap=128):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("scene")
+    ap.add_argument("scene", help="a scenario, or bench:N for starling bench's flocking step of N animals")
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     ap.add_argument("--kernel", help="disassemble the hottest ranges of the kernel whose name contains this")
@@ -188,7 +188,16 @@ def main() -> int:
     _keep_object_code()
     from starling.simulation import load_scenario
 
-    sim = load_scenario(args.scene, overrides=tuple(args.set), record_debug=False)
+    if args.scene.startswith("bench:"):  # the flocking bench's scenario (starling bench --sizes N)
+        from starling.bench import bench_scenario
+        from starling.config import validate_scenario
+        from starling.simulation import Simulation
+
+        n = int(args.scene.split(":", 1)[1])
+        sim = Simulation(validate_scenario(bench_scenario(n, density=0.01, radius=5.0, k=5, fov_deg=270.0,
+                                                          method="grid")), record_debug=False)
+    else:
+        sim = load_scenario(args.scene, overrides=tuple(args.set), record_debug=False)
     sim.step(50)
     fd, data = tempfile.mkstemp(prefix="starling-perf-", suffix=".data")
     os.close(fd)
