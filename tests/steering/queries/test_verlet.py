@@ -235,3 +235,32 @@ def test_unsorted_rows_of_many_are_left_to_the_grid():
     table = Neighbors(0, 64)
     find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
     assert table.lists is None
+
+
+@pytest.mark.parametrize("wrap", [False, True])
+def test_the_displacement_test_counts_what_numpy_measures(wrap):
+    """The validity test's two vectorised passes against NumPy: the largest coordinate magnitude
+    (from the float32 bits) and how many rows moved past a limit (minimum image where the box
+    wraps; a NaN counts as moved), serial and over threads."""
+    rng = np.random.default_rng(13)
+    n = 5000
+    box = np.array([40.0, 30.0, 50.0], np.float32) if wrap else verlet.NO_WRAP
+    built = (rng.random((n, 3)) * np.array([40.0, 30.0, 50.0]) - 3.0).astype(np.float32)
+    step = rng.normal(scale=0.3, size=(n, 3))
+    pos = (built + step).astype(np.float32)
+    if wrap:  # some rows cross the seam: their raw offset is nearly a period
+        pos[::7] = np.mod(pos[::7] + 3.0, box) - 3.0
+    d = pos.astype(np.float64) - built.astype(np.float64)
+    if wrap:
+        d -= box * np.rint(d / box)
+    d2 = (d * d).sum(axis=1)
+    for limit2 in (0.0, 0.05, 0.25, 1.0, float(np.max(d2)), 1e9):
+        expected = int(np.count_nonzero(d2 > limit2))
+        assert verlet._moved_past(pos, built, box, 0, n, limit2) == expected
+        assert verlet._moved_past_parallel(pos, built, box, limit2, 3) == expected
+    bits = verlet._largest_magnitude(pos, 0, n)
+    assert np.array([bits], np.int32).view(np.float32)[0] == np.abs(pos).max()
+    assert verlet._largest_magnitude_parallel(pos, 3) == bits
+    pos[17, 1] = np.nan
+    assert verlet._moved_past(pos, built, box, 0, n, 1e9) == 1
+    assert np.isnan(np.array([verlet._largest_magnitude(pos, 0, n)], np.int32).view(np.float32)[0])

@@ -81,34 +81,61 @@ def dense_limit(k: int) -> float:
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def _displacement(position, built, box, lo, hi):
-    """The largest squared minimum-image displacement of rows ``lo``..``hi`` since ``built`` and
-    their largest coordinate magnitude, in float64."""
-    w = 0.0
-    s = 0.0
+def _largest_magnitude(position, lo, hi):
+    """The largest coordinate magnitude of rows ``lo``..``hi``, as its float32 bits with the sign
+    cleared: a maximum of integers vectorises, one of floats does not without fast-math. The bits
+    of non-negative floats order as the floats do; a NaN's are above any number's."""
+    bits = position.view(np.int32)
+    m = 0
     for i in range(lo, hi):
-        d2 = 0.0
         for a in range(3):
-            p = np.float64(position[i, a])
-            d = p - np.float64(built[i, a])
-            length = np.float64(box[a])
-            if length > 0.0:
-                d -= length * np.rint(d / length)
-            d2 += d * d
-            s = max(s, abs(p))
-        w = max(w, d2)
-    return w, s
+            m = max(m, bits[i, a] & 0x7FFFFFFF)
+    return m
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _moved_past(position, built, box, lo, hi, limit2):
+    """How many of rows ``lo``..``hi`` have moved more than ``sqrt(limit2)`` since ``built`` (the
+    minimum image on a periodic axis), in float64; a NaN counts as moved. A count, not the
+    largest move, so that the loop vectorises. The image multiplies by the period's reciprocal
+    (0 on an open axis: no image), with no division or branch in the loop; for a move shorter
+    than half the period it is the move itself, exactly, and a longer one fails any limit."""
+    bx = np.float64(box[0])
+    by = np.float64(box[1])
+    bz = np.float64(box[2])
+    ix = 1.0 / bx if bx > 0.0 else 0.0
+    iy = 1.0 / by if by > 0.0 else 0.0
+    iz = 1.0 / bz if bz > 0.0 else 0.0
+    count = 0
+    for i in range(lo, hi):
+        dx = np.float64(position[i, 0]) - np.float64(built[i, 0])
+        dy = np.float64(position[i, 1]) - np.float64(built[i, 1])
+        dz = np.float64(position[i, 2]) - np.float64(built[i, 2])
+        dx -= bx * np.rint(dx * ix)
+        dy -= by * np.rint(dy * iy)
+        dz -= bz * np.rint(dz * iz)
+        count += not (dx * dx + dy * dy + dz * dz <= limit2)
+    return count
 
 
 @njit(cache=True, no_cfunc_wrapper=True, parallel=True)
-def _displacement_parallel(position, built, box, chunks):
-    """:func:`_displacement` of all rows, over ``chunks`` threads' shares of them."""
+def _largest_magnitude_parallel(position, chunks):
+    """:func:`_largest_magnitude` of all rows, over ``chunks`` threads' shares of them."""
     n = position.shape[0]
-    worst = np.zeros(chunks)
-    scale = np.zeros(chunks)
+    each = np.zeros(chunks, np.int64)
     for c in prange(chunks):
-        worst[c], scale[c] = _displacement(position, built, box, n * c // chunks, n * (c + 1) // chunks)
-    return worst.max(), scale.max()
+        each[c] = _largest_magnitude(position, n * c // chunks, n * (c + 1) // chunks)
+    return each.max()
+
+
+@njit(cache=True, no_cfunc_wrapper=True, parallel=True)
+def _moved_past_parallel(position, built, box, limit2, chunks):
+    """:func:`_moved_past` of all rows, over ``chunks`` threads' shares of them."""
+    n = position.shape[0]
+    each = np.zeros(chunks, np.int64)
+    for c in prange(chunks):
+        each[c] = _moved_past(position, built, box, n * c // chunks, n * (c + 1) // chunks, limit2)
+    return each.sum()
 
 
 #: rows whose listed candidates are laid end to end and tested in one pass (see :func:`_check_range`)
@@ -376,13 +403,18 @@ class VerletLists:
         if n != self.n or r != self.radius or not (box32 is self.box or _same_box(box32, self.box)):
             return False
         box = NO_WRAP if box32 is None else box32
-        if n >= threads_from():
-            worst2, scale = _displacement_parallel(spos, self.built[:n], box, numba.get_num_threads())
-        else:  # (a parallel region of one chunk would still wake the pool: 15-20 µs)
-            worst2, scale = _displacement(spos, self.built[:n], box, 0, n)
+        parallel = n >= threads_from()  # (a parallel region of one chunk would still wake the pool: 15-20 µs)
+        threads = numba.get_num_threads()
+        bits = _largest_magnitude_parallel(spos, threads) if parallel else _largest_magnitude(spos, 0, n)
+        scale = float(np.array([bits], np.int32).view(np.float32)[0])  # (nan or inf: no limit below)
         # float32 offsets of coordinates near ``scale`` are off by ~scale·2⁻²⁴: stay that much inside
         limit = 0.5 * skin - _SLACK_ULPS * (scale + self.box_side)
-        return limit > 0.0 and worst2 <= limit * limit
+        if not limit > 0.0:
+            return False
+        built = self.built[:n]
+        moved = (_moved_past_parallel(spos, built, box, limit * limit, threads) if parallel
+                 else _moved_past(spos, built, box, 0, n, limit * limit))
+        return moved == 0
 
     def _rebuild(self, spos, sfwd, spec, reach: float, box32, out, grid_search) -> bool:
         """Every row within ``reach`` of each row, its own left out; False (and the grid for a
