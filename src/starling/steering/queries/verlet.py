@@ -427,8 +427,11 @@ class VerletLists:
         # the first build, or more rows than the kept table holds (a table let go for its size is
         # made again at every build: that is a price of each build, and is judged)
         grew = self.rebuilds == 1 or (self.table is not None and self.table.count.shape[0] < n)
+        made = 0.0  # making a table let go at the last build: part of this build's price
         if self.table is None:  # one of its own, as wide as the last build needed
+            t0 = time.perf_counter()
             self.table = type(out)(n, max(longest + longest // 4 + 1, 2 * spec.k, 8))
+            made = time.perf_counter() - t0
         width = self.table.k
         while True:
             # every row in reach, in the order met (the check ranks them): any_order skips the sort
@@ -445,7 +448,7 @@ class VerletLists:
         # grid's buffers had to grow paid once for memory the next builds reuse (at 100,000 boids
         # its grid call took 2-3x a later build's, and its table ~40 ms more): it is not judged
         # (None), and the list's next life is
-        self._list_build = None if grew else time.perf_counter() - t0
+        self._list_build = None if grew else time.perf_counter() - t0 + made
         table = self.table
         mean = float(table.count.mean())
         if spec.mode == "knn" and mean > dense_limit(spec.k):
