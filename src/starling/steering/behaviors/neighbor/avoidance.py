@@ -37,8 +37,7 @@ from ...per_animal import at, vision
 from ...registry import behavior
 from ...results import emit
 from ...shaping import f_q1
-
-_TINY = 1e-9
+from ...vecmath import EPS, norm3
 
 
 @njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -46,7 +45,7 @@ def closest_approach(px, py, pz, wx, wy, wz):
     """Time ``t*`` to the closest approach of offset ``p`` moving at ``w``, and the offset ``c``
     then; ``t* = 0`` and ``c = p`` when ``w`` is zero (not approaching)."""
     ww = wx * wx + wy * wy + wz * wz
-    if ww <= _TINY:
+    if ww <= EPS:
         return 0.0, px, py, pz
     t = -(px * wx + py * wy + pz * wz) / ww
     return t, px + wx * t, py + wy * t, pz + wz * t
@@ -69,7 +68,7 @@ def swerve(cx, cy, cz, miss, fx, fy, fz):
         return -cx / miss, -cy / miss, -cz / miss
     rx, rz = -fz, fx  # forward × (0, 1, 0) = (−f_z, 0, f_x)
     h = math.sqrt(rx * rx + rz * rz)
-    if h <= _TINY:
+    if h <= EPS:
         return 1.0, 0.0, 0.0
     return rx / h, 0.0, rz / h
 
@@ -117,7 +116,7 @@ def avoid_collisions(agents, others, neighbors, p, time, dt, out):
             j = index[i, q]
             t, cx, cy, cz = closest_approach(d * unit[i, q, 0], d * unit[i, q, 1], d * unit[i, q, 2],
                                              ovel[j, 0] - vx, ovel[j, 1] - vy, ovel[j, 2] - vz)
-            miss = math.sqrt(cx * cx + cy * cy + cz * cz)
+            miss = norm3(cx, cy, cz)
             u = threat(t, miss, horizon, clearance, power) if seen else 0.0
             sx, sy, sz = swerve(cx, cy, cz, miss, fx, fy, fz)
             ax += u * sx
@@ -125,8 +124,8 @@ def avoid_collisions(agents, others, neighbors, p, time, dt, out):
             az += u * sz
             most = max(most, u)
         ux = uy = uz = desire = 0.0
-        length = math.sqrt(ax * ax + ay * ay + az * az)
-        if most > 0.0 and length >= _TINY:
+        length = norm3(ax, ay, az)
+        if most > 0.0 and length >= EPS:
             ux, uy, uz = ax / length, ay / length, az / length
             desire = at(p.weight_direction, i) * most
         emit(out, i, ux, uy, uz, desire, 0.0, 0.0)
