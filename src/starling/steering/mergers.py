@@ -63,6 +63,18 @@ def _fallback_direction(vx, vy, vz, fx, fy, fz):
 
 
 @njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _desired_velocity(ax, ay, az, s_num, s_den, vx, vy, vz, current_speed, fx, fy, fz):
+    """An animal's merged desire as a velocity: the unit of the summed directions ``a`` (the
+    current heading when they sum to nothing) times the weighted mean speed ``s_num / s_den``
+    (the current speed when no behaviour has an opinion on speed)."""
+    ux, uy, uz, length = normalize3(ax, ay, az)
+    if length <= _DESIRE_EPS:
+        ux, uy, uz = _fallback_direction(vx, vy, vz, fx, fy, fz)
+    s = s_num / s_den if s_den > _DESIRE_EPS else current_speed
+    return ux * s, uy * s, uz * s
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _keep_levels(prio, col, ordered, order, level_end, last):
     """Animal ``col``'s behaviours in priority order, highest first, in ``order``, with
     ``level_end[q]`` one past the last position of ``order[q]``'s priority level and ``last``
@@ -194,13 +206,8 @@ def _merge_range(lo, hi, code, max_desire, direction, ddes, speed, sdes, prio, v
                 if budget_d <= _DESIRE_EPS and budget_s <= _DESIRE_EPS:
                     break
                 start = end
-        ux, uy, uz, length = normalize3(ax, ay, az)
-        if length <= _DESIRE_EPS:
-            ux, uy, uz = _fallback_direction(vx, vy, vz, forward[i, 0], forward[i, 1], forward[i, 2])
-        s = s_num / s_den if s_den > _DESIRE_EPS else current_speed
-        desired[i, 0] = ux * s
-        desired[i, 1] = uy * s
-        desired[i, 2] = uz * s
+        desired[i, 0], desired[i, 1], desired[i, 2] = _desired_velocity(
+            ax, ay, az, s_num, s_den, vx, vy, vz, current_speed, forward[i, 0], forward[i, 1], forward[i, 2])
 
 
 #: animals merged together by :func:`_allocate_blocks` (its scratch, 12 rows of them, stays in L1)
@@ -313,13 +320,9 @@ def _allocate_blocks(lo, hi, max_desire, direction, ddes, speed, sdes, prio, vel
             vy = velocity[i, 1]
             vz = velocity[i, 2]
             current_speed = math.sqrt(vx * vx + vy * vy + vz * vz)
-            ux, uy, uz, length = normalize3(ax[k], ay[k], az[k])
-            if length <= _DESIRE_EPS:
-                ux, uy, uz = _fallback_direction(vx, vy, vz, forward[i, 0], forward[i, 1], forward[i, 2])
-            s = s_num[k] / s_den[k] if s_den[k] > _DESIRE_EPS else current_speed
-            desired[i, 0] = ux * s
-            desired[i, 1] = uy * s
-            desired[i, 2] = uz * s
+            desired[i, 0], desired[i, 1], desired[i, 2] = _desired_velocity(
+                ax[k], ay[k], az[k], s_num[k], s_den[k], vx, vy, vz, current_speed,
+                forward[i, 0], forward[i, 1], forward[i, 2])
         first = stop
 
 
