@@ -31,6 +31,7 @@ while, then a list is tried again (:class:`VerletLists`). The table is the same 
 """
 from __future__ import annotations
 
+import struct
 import time
 
 import numba
@@ -406,7 +407,7 @@ class VerletLists:
         parallel = n >= threads_from()  # (a parallel region of one chunk would still wake the pool: 15-20 µs)
         threads = numba.get_num_threads()
         bits = _largest_magnitude_parallel(spos, threads) if parallel else _largest_magnitude(spos, 0, n)
-        scale = float(np.array([bits], np.int32).view(np.float32)[0])  # (nan or inf: no limit below)
+        scale = _float32_of_bits(bits)  # (nan or inf: no limit below)
         # float32 offsets of coordinates near ``scale`` are off by ~scale·2⁻²⁴: stay that much inside
         limit = 0.5 * skin - _SLACK_ULPS * (scale + self.box_side)
         if not limit > 0.0:
@@ -429,9 +430,9 @@ class VerletLists:
         grew = self.rebuilds == 1 or (self.table is not None and self.table.count.shape[0] < n)
         made = 0.0  # making a table let go at the last build: part of this build's price
         if self.table is None:  # one of its own, as wide as the last build needed
-            t0 = time.perf_counter()
+            started = time.perf_counter()
             self.table = type(out)(n, max(longest + longest // 4 + 1, 2 * spec.k, 8))
-            made = time.perf_counter() - t0
+            made = time.perf_counter() - started
         width = self.table.k
         while True:
             # every row in reach, in the order met (the check ranks them): any_order skips the sort
@@ -475,6 +476,15 @@ class VerletLists:
 
 
 _NO_LISTS = (np.zeros((0, 1), np.int32), np.zeros(0, np.int32))
+
+
+_BITS = struct.Struct("=i")
+_FLOAT32 = struct.Struct("=f")
+
+
+def _float32_of_bits(bits: int) -> float:
+    """The float32 whose bits are ``bits`` (:func:`_largest_magnitude`'s answer), without making an array at every call."""
+    return _FLOAT32.unpack(_BITS.pack(bits))[0]
 
 
 def _same_box(a, b) -> bool:
