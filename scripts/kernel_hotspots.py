@@ -189,13 +189,9 @@ def main() -> int:
     from starling.simulation import load_scenario
 
     if args.scene.startswith("bench:"):  # the flocking bench's scenario (starling bench --sizes N)
-        from starling.bench import bench_scenario
-        from starling.config import validate_scenario
-        from starling.simulation import Simulation
+        from starling.bench import bench_simulation
 
-        n = int(args.scene.split(":", 1)[1])
-        sim = Simulation(validate_scenario(bench_scenario(n, density=0.01, radius=5.0, k=5, fov_deg=270.0,
-                                                          method="grid")), record_debug=False)
+        sim = bench_simulation(int(args.scene.split(":", 1)[1]))
     else:
         sim = load_scenario(args.scene, overrides=tuple(args.set), record_debug=False)
     sim.step(50)

@@ -52,6 +52,11 @@ def bench_scenario(n: int, *, density: float = 0.01, radius: float = 5.0, k: int
     }
 
 
+def bench_simulation(n: int, **scenario) -> Simulation:
+    """The benchmark's simulation of ``n`` animals (``scenario``: :func:`bench_scenario`'s options)."""
+    return Simulation(validate_scenario(bench_scenario(n, **scenario)), record_debug=False)
+
+
 def _stats(samples_s: list[float]) -> dict:
     a = np.asarray(samples_s) * 1000.0
     return {"median": round(float(np.median(a)), 4), "p95": round(float(np.percentile(a, 95)), 4)}
@@ -153,8 +158,7 @@ def bench_size(n: int, *, density: float = 0.01, radius: float = 5.0, k: int = 5
                method: str = "grid", warmup: int = FIRST_GRID_CALLS + 5, repeats: Optional[int] = None, budget_s: float = 3.0) -> dict:
     """Time the full pipeline and each stage for ``n`` animals (the warm-up covers the first
     answer of the neighbour lists, which comes after the grid's first few calls)."""
-    sim = Simulation(validate_scenario(bench_scenario(n, density=density, radius=radius, k=k, fov_deg=fov_deg,
-                                                      method=method)), record_debug=False)
+    sim = bench_simulation(n, density=density, radius=radius, k=k, fov_deg=fov_deg, method=method)
     repeats = repeats or _repeats_for(n, budget_s)
     sim.step(warmup)
     pipe = sim.pipelines[0]
