@@ -86,26 +86,9 @@ def cos_sin_half_turn(theta):
     x2 = x * x
     c = _COS[10]
     s = _SIN[10]
-    c = c * x2 + _COS[9]
-    s = s * x2 + _SIN[9]
-    c = c * x2 + _COS[8]
-    s = s * x2 + _SIN[8]
-    c = c * x2 + _COS[7]
-    s = s * x2 + _SIN[7]
-    c = c * x2 + _COS[6]
-    s = s * x2 + _SIN[6]
-    c = c * x2 + _COS[5]
-    s = s * x2 + _SIN[5]
-    c = c * x2 + _COS[4]
-    s = s * x2 + _SIN[4]
-    c = c * x2 + _COS[3]
-    s = s * x2 + _SIN[3]
-    c = c * x2 + _COS[2]
-    s = s * x2 + _SIN[2]
-    c = c * x2 + _COS[1]
-    s = s * x2 + _SIN[1]
-    c = c * x2 + _COS[0]
-    s = s * x2 + _SIN[0]
+    for k in range(9, -1, -1):  # Horner's rule (a loop of constant length: LLVM unrolls it)
+        c = c * x2 + _COS[k]
+        s = s * x2 + _SIN[k]
     return -(s * x), c
 
 
