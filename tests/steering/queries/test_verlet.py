@@ -184,12 +184,18 @@ def test_a_crowd_is_left_to_the_grid_with_the_same_table():
     assert lists.grid_calls == 3 and lists.wait > 0
 
 
-def test_a_list_that_costs_more_than_the_grid_hands_over():
-    rng = np.random.default_rng(10)
-    pos, fwd = cloud(rng, 2000, 40.0)
+def _listed_cloud(seed, n):
+    """A sparse cloud whose table has just built its first lists (FIRST_GRID_CALLS is 0 here)."""
+    rng = np.random.default_rng(seed)
+    pos, fwd = cloud(rng, n, 40.0)
     spec = _spec(3.0, 5, 360.0)
     table = Neighbors(0, 5)
     find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    return rng, pos, fwd, spec, table
+
+
+def test_a_list_that_costs_more_than_the_grid_hands_over():
+    rng, pos, fwd, spec, table = _listed_cloud(10, 2000)
     lists = table.lists
     lists.grid_cost = 1e-9  # the grid, as measured, is far cheaper
     answered_by = []
@@ -206,14 +212,10 @@ def test_a_list_that_costs_more_than_the_grid_hands_over():
     assert lists.backoff == 2 * verlet.RETRY_AFTER
 
 
-def test_only_a_build_that_reuses_its_memory_is_judged(monkeypatch):
+def test_only_a_build_that_reuses_its_memory_is_judged():
     """The first build, and one that had to widen its rows, grow buffers the next builds reuse:
     their time is not a fair price of a build, so the list is not handed over on it."""
-    rng = np.random.default_rng(11)
-    pos, fwd = cloud(rng, 3000, 40.0)
-    spec = _spec(3.0, 5, 360.0)
-    table = Neighbors(0, 5)
-    find_neighbors(pos, fwd, pos, spec, exclude_self=True, out=table)
+    rng, pos, fwd, spec, table = _listed_cloud(11, 3000)
     lists = table.lists
     assert lists.rebuilds == 1 and lists._list_build is None  # first build: rows widened, table made
     pos = (pos + rng.normal(scale=0.3, size=pos.shape)).astype(np.float32)
