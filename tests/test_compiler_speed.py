@@ -1,6 +1,7 @@
 """The compiler-flag shortcuts give Numba's own answers, and LLVM's lock is no longer timed."""
 from __future__ import annotations
 
+import collections
 import itertools
 import random
 
@@ -100,6 +101,106 @@ def test_llvm_lock_is_not_timed_and_kernels_still_compile():
     assert add(2, 3) == 5 and add(2.5, 1.0) == pytest.approx(3.5)
 
 
+def _operator_rules():
+    """Numba's rules for operators on arrays, one per operator (made by ``install_operations``)."""
+    from numba.core.typing.npydecl import NumpyRulesArrayOperator
+
+    return [cls for cls in NumpyRulesArrayOperator.__subclasses__() if "generic" not in cls.__dict__]
+
+
+def test_operators_on_numbers_give_numbas_answers():
+    from numba.core import types
+    from numba.core.registry import cpu_target
+    from numba.core.typing.npydecl import NumpyRulesArrayOperator
+
+    numba_generic = compiler_speed._numba_own["operator_generic"]
+    assert NumpyRulesArrayOperator.generic is not numba_generic
+    context = cpu_target.typing_context
+    vector = types.Array(types.float32, 1, "C")
+    grid = types.Array(types.int64, 2, "A")
+    kinds = [types.float64, types.float32, types.int64, types.int32, types.uint32, types.boolean,
+             types.Optional(types.float64), types.Optional(vector), vector, grid,
+             types.UniTuple(types.float64, 3), types.complex128]
+    rules = _operator_rules()
+    assert len(rules) >= 15
+    answered = declined = 0
+    for cls in rules:
+        rule = cls(context)
+        for a, b in itertools.product(kinds, repeat=2):
+            try:
+                expected = numba_generic(rule, (a, b), {})
+            except Exception as error:  # (Numba's own rule may raise; the shortcut must raise alike)
+                with pytest.raises(type(error)):
+                    rule.generic((a, b), {})
+                continue
+            got = rule.generic((a, b), {})
+            assert got == expected, (cls.__name__, a, b)
+            answered += got is not None
+            declined += got is None
+    assert answered > 100 and declined > 100  # both an array's answer and a number's "not mine"
+
+
+def test_operators_still_work_on_arrays_and_numbers():
+    import numpy as np
+    from numba import njit
+
+    @njit
+    def mixed(a, b, x, i):
+        return a + b * x, x - 1.5, a < x, i // 2, np.float32(2.0) * x, -a, (a * 2.0).sum() + i
+
+    a, b = np.ones(3), np.arange(3.0)
+    out = mixed(a, b, 2.0, 7)
+    assert np.array_equal(out[0], [1.0, 3.0, 5.0]) and out[1] == 0.5 and out[2].all()
+    assert out[3] == 3 and out[4] == 4.0 and np.array_equal(out[5], -a) and out[6] == 13.0
+
+
+def test_an_inlined_function_is_read_once_and_inlined_everywhere():
+    import numpy as np
+    from numba import float64, njit
+    from numba.core.inline_closurecall import InlineWorker
+
+    @njit(inline="always")
+    def half_sum(x, y):
+        return 0.5 * (x + y)
+
+    @njit(inline="always")
+    def mean_of_three(x, y, z):  # an inlined function that inlines another: (x + y) / 4 + z / 2
+        return half_sum(half_sum(x, y), z)
+
+    @njit
+    def first(x):
+        return half_sum(x, 1.0) + half_sum(x, 3.0)
+
+    @njit
+    def second(a):
+        out = np.empty(a.shape[0])
+        for i in range(a.shape[0]):
+            out[i] = mean_of_three(a[i], 2.0, 4.0) + half_sum(a[i], a[i])
+        return out
+
+    @njit(locals={"t": float64})  # declared locals reach the callee's passes: read each time
+    def third(x):
+        t = half_sum(x, x)
+        return t
+
+    readings = collections.Counter()
+    numba_read = InlineWorker.run_untyped_passes
+
+    def counted(self, func, enable_ssa=False):
+        readings[func.__name__] += 1
+        return numba_read(self, func, enable_ssa)
+
+    InlineWorker.run_untyped_passes = counted
+    try:
+        assert first(1.0) == 1.0 + 2.0
+        assert np.array_equal(second(np.array([0.0, 4.0])), [1.25 + 1.25 + 0.0, 1.25 + 2.25 + 4.0])
+        assert readings == {"half_sum": 1, "mean_of_three": 1}  # five call sites
+        assert third(2.0) == 2.0
+        assert readings["half_sum"] == 2
+    finally:
+        InlineWorker.run_untyped_passes = numba_read
+
+
 def test_turned_off_leaves_numba_as_it_is():
     import os
     import subprocess
@@ -107,8 +208,13 @@ def test_turned_off_leaves_numba_as_it_is():
 
     code = ("import starling\n"
             "from numba.core.targetconfig import TargetConfig\n"
+            "from numba.core.typing.npydecl import NumpyRulesArrayOperator\n"
+            "from numba.core.inline_closurecall import InlineWorker\n"
+
             "from starling.compiler_speed import numba_lock_timers\n"
-            "print(TargetConfig.__eq__.__module__, len(numba_lock_timers()))\n")
+            "print(TargetConfig.__eq__.__module__, len(numba_lock_timers()),\n"
+            "      NumpyRulesArrayOperator.generic.__module__, InlineWorker.inline_function.__module__)\n")
     env = dict(os.environ, STARLING_COMPILER_SPEED="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["numba.core.targetconfig", "1"]
+    assert out.stdout.split() == ["numba.core.targetconfig", "1", "numba.core.typing.npydecl",
+                                  "numba.core.inline_closurecall"]

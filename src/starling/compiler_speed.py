@@ -1,8 +1,8 @@
-"""Two pieces of bookkeeping Numba's compiler repeats needlessly, done faster or not at all.
+"""Bookkeeping Numba's compiler repeats needlessly, done faster or not at all.
 
 A cold start is Numba compiling about 190 kernels (``docs/performance.md``, "Start-up").
-Timed across a cold ``lagoon`` (build and one step, one process), two costs there were
-neither typing nor code generation:
+Timed across a cold ``lagoon`` (build and one step, one process), four costs there were
+neither typing our code nor generating it:
 
 * **Comparing compiler flags: 4.2 s of 88 s.** Numba looks up each typed overload of a
   function in a cache keyed by, among others, the compiler flags in force (a
@@ -18,11 +18,22 @@ neither typing nor code generation:
   cold start), to report how long each compilation held the lock in its metadata
   (``timers["llvm_lock"]``). Nothing in Starling reads it. :func:`install` removes those
   two callbacks; the figure then reads 0.
+* **Looking for NumPy loops for operators on numbers: 1.8 s of 48 s.** To type ``a + b``,
+  Numba tries its rule for operators on arrays first. That rule finds the NumPy ufunc loop
+  for the arguments' types (``ufunc_find_matching_loop``, the slowest part of typing) and
+  only then answers "not mine" when no argument is an array: 26,000 times in that cold
+  start, never once with an array. :func:`install` makes the array test first; the
+  answer is the same.
+* **Reading an inlined function once per call site: 129 readings of 67 functions.** Each
+  call of an ``inline="always"`` function makes Numba run its untyped passes on the
+  function's bytecode again before copying the result into the caller. :func:`install`
+  keeps the first reading (per function and the flags those passes read) and hands it to
+  Numba's inliner, which copies it before changing anything; about 0.5 s.
 
-Both are patches to a pinned Numba: :func:`install` checks that what it replaces is what
+All are patches to a pinned Numba: :func:`install` checks that what it replaces is what
 it expects and otherwise leaves Numba as it is, so a newer Numba loses the time saved, not
-correctness. ``tests/test_compiler_speed.py`` checks the flags' answers against Numba's own
-definition on many pairs. ``STARLING_COMPILER_SPEED=0`` leaves Numba unpatched (to compare).
+correctness. ``tests/test_compiler_speed.py`` checks each answer against Numba's own.
+``STARLING_COMPILER_SPEED=0`` leaves Numba unpatched (to compare).
 """
 from __future__ import annotations
 
@@ -31,6 +42,7 @@ import os
 __all__ = ["install", "numba_lock_timers"]
 
 _installed = False
+_numba_own: dict = {}  # what install() replaced, by name (for the tests' comparisons)
 
 
 def _fast_flags() -> None:
@@ -89,8 +101,75 @@ def _untimed_llvm_lock() -> None:
         ffi.unregister_lock_callback(acquire, release)
 
 
+def _operators_on_numbers() -> None:
+    """Let an operator on numbers skip the search for a NumPy loop whose answer is discarded (see the
+    module)."""
+    from numba.core import types
+    from numba.core.typing.npydecl import NumpyRulesArrayOperator
+
+    numba_generic = NumpyRulesArrayOperator.__dict__.get("generic")
+    code = getattr(numba_generic, "__code__", None)
+    tests = [getattr(const, "co_names", ()) for const in (code.co_consts if code else ())]
+    if ("isinstance", "types", "ArrayCompatible") not in tests:
+        return  # not the rule this was written against (its last test, in a generator)
+
+    def generic(self, args, kws):
+        # Numba's rule strips optional types, finds the ufunc loop, then answers None unless an
+        # argument is an array: the same test, made first
+        for arg in args:
+            if isinstance(arg.type if isinstance(arg, types.Optional) else arg, types.ArrayCompatible):
+                return numba_generic(self, args, kws)
+        return None
+
+    _numba_own["operator_generic"] = numba_generic
+    NumpyRulesArrayOperator.generic = generic
+
+
+def _inline_key(worker, function):
+    """What the untyped passes of an inlined ``function`` depend on besides its code (the flags
+    those passes read, the typing context, the kind of target: each compilation has a target
+    context of its own), or ``None`` where they could depend on more: a caller with local type
+    declarations, which the passes carry into the callee."""
+    flags = worker.flags
+    if flags is None or worker.locals:
+        return None
+    parallel = flags.auto_parallel
+    return (function, worker.typingctx, type(worker.targetctx), type(worker.pipeline), flags.no_rewrites,
+            flags.enable_looplift, parallel.enabled, tuple(sorted(vars(parallel).items())))
+
+
+def _inline_from_one_reading() -> None:
+    """Read each ``inline="always"`` function's code into Numba IR once per process, not once per call
+    site (see the module)."""
+    from numba.core.inline_closurecall import InlineWorker
+
+    numba_inline = InlineWorker.inline_function
+    if numba_inline.__code__.co_names != ("run_untyped_passes", "__code__", "co_freevars", "inline_ir"):
+        return  # not the inline_function this was written against
+    read: dict = {}
+
+    def inline_function(self, caller_ir, block, i, function, arg_typs=None):
+        try:
+            key = _inline_key(self, function)
+            hash(key)
+        except (AttributeError, TypeError):
+            key = None
+        callee_ir = read.get(key) if key is not None else None
+        if callee_ir is None:
+            callee_ir = self.run_untyped_passes(function)
+            if key is not None:
+                read[key] = callee_ir
+        else:
+            self.flags.enable_ssa = False  # as run_untyped_passes leaves the caller's flags
+        # inline_ir works on a deep copy of the callee's blocks, so the IR read here stays as read
+        return self.inline_ir(caller_ir, block, i, callee_ir, function.__code__.co_freevars, arg_typs=arg_typs)
+
+    _numba_own["inline_function"] = numba_inline
+    InlineWorker.inline_function = inline_function
+
+
 def install() -> None:
-    """Apply both changes, once per process (before kernels compile; see the module)."""
+    """Apply the changes, once per process (before kernels compile; see the module)."""
     global _installed
     if _installed or os.environ.get("STARLING_COMPILER_SPEED", "1") == "0":
         return
@@ -99,3 +178,5 @@ def install() -> None:
 
     _fast_flags()
     _untimed_llvm_lock()
+    _operators_on_numbers()
+    _inline_from_one_reading()
