@@ -154,6 +154,7 @@ def test_operators_still_work_on_arrays_and_numbers():
     assert out[3] == 3 and out[4] == 4.0 and np.array_equal(out[5], -a) and out[6] == 13.0
 
 
+@pytest.mark.filterwarnings("ignore::numba.NumbaPerformanceWarning")  # (parallel callers with no loop)
 def test_an_inlined_function_is_read_once_and_inlined_everywhere():
     import numpy as np
     from numba import float64, njit
@@ -197,6 +198,21 @@ def test_an_inlined_function_is_read_once_and_inlined_everywhere():
         assert readings == {"half_sum": 1, "mean_of_three": 1}  # five call sites
         assert third(2.0) == 2.0
         assert readings["half_sum"] == 2
+
+        @njit(parallel=True)  # parallel options reach the callee's passes: read once per set of options
+        def fourth(x):
+            return half_sum(x, 1.0)
+
+        @njit(parallel={"comprehension": False})
+        def fifth(x):
+            return half_sum(x, 1.0)
+
+        @njit(parallel=True)
+        def sixth(x):
+            return half_sum(x, 5.0)
+
+        assert fourth(3.0) == 2.0 and fifth(3.0) == 2.0 and sixth(3.0) == 4.0
+        assert readings["half_sum"] == 4
     finally:
         InlineWorker.run_untyped_passes = numba_read
 

@@ -129,13 +129,14 @@ def _inline_key(worker, function):
     """What the untyped passes of an inlined ``function`` depend on besides its code (the flags
     those passes read, the typing context, the kind of target: each compilation has a target
     context of its own), or ``None`` where they could depend on more: a caller with local type
-    declarations, which the passes carry into the callee."""
+    declarations, which the passes carry into the callee. Like a compiled kernel, a stored reading
+    keeps the module globals it read (constants), even if the module reassigns one later."""
     flags = worker.flags
     if flags is None or worker.locals:
         return None
-    parallel = flags.auto_parallel
+    parallel = flags.auto_parallel  # its options live in slots
     return (function, worker.typingctx, type(worker.targetctx), type(worker.pipeline), flags.no_rewrites,
-            flags.enable_looplift, parallel.enabled, tuple(sorted(vars(parallel).items())))
+            flags.enable_looplift, tuple(getattr(parallel, name) for name in type(parallel).__slots__))
 
 
 def _inline_from_one_reading() -> None:
