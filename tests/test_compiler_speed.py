@@ -155,7 +155,7 @@ def test_operators_still_work_on_arrays_and_numbers():
 
 
 @pytest.mark.filterwarnings("ignore::numba.NumbaPerformanceWarning")  # (parallel callers with no loop)
-def test_an_inlined_function_is_read_once_and_inlined_everywhere():
+def test_an_inlined_function_is_read_once_and_inlined_everywhere(monkeypatch):
     import numpy as np
     from numba import float64, njit
     from numba.core.inline_closurecall import InlineWorker
@@ -191,30 +191,27 @@ def test_an_inlined_function_is_read_once_and_inlined_everywhere():
         readings[func.__name__] += 1
         return numba_read(self, func, enable_ssa)
 
-    InlineWorker.run_untyped_passes = counted
-    try:
-        assert first(1.0) == 1.0 + 2.0
-        assert np.array_equal(second(np.array([0.0, 4.0])), [1.25 + 1.25 + 0.0, 1.25 + 2.25 + 4.0])
-        assert readings == {"half_sum": 1, "mean_of_three": 1}  # five call sites
-        assert third(2.0) == 2.0
-        assert readings["half_sum"] == 2
+    monkeypatch.setattr(InlineWorker, "run_untyped_passes", counted)
+    assert first(1.0) == 1.0 + 2.0
+    assert np.array_equal(second(np.array([0.0, 4.0])), [1.25 + 1.25 + 0.0, 1.25 + 2.25 + 4.0])
+    assert readings == {"half_sum": 1, "mean_of_three": 1}  # five call sites
+    assert third(2.0) == 2.0
+    assert readings["half_sum"] == 2
 
-        @njit(parallel=True)  # parallel options reach the callee's passes: read once per set of options
-        def fourth(x):
-            return half_sum(x, 1.0)
+    @njit(parallel=True)  # parallel options reach the callee's passes: read once per set of options
+    def fourth(x):
+        return half_sum(x, 1.0)
 
-        @njit(parallel={"comprehension": False})
-        def fifth(x):
-            return half_sum(x, 1.0)
+    @njit(parallel={"comprehension": False})
+    def fifth(x):
+        return half_sum(x, 1.0)
 
-        @njit(parallel=True)
-        def sixth(x):
-            return half_sum(x, 5.0)
+    @njit(parallel=True)
+    def sixth(x):
+        return half_sum(x, 5.0)
 
-        assert fourth(3.0) == 2.0 and fifth(3.0) == 2.0 and sixth(3.0) == 4.0
-        assert readings["half_sum"] == 4
-    finally:
-        InlineWorker.run_untyped_passes = numba_read
+    assert fourth(3.0) == 2.0 and fifth(3.0) == 2.0 and sixth(3.0) == 4.0
+    assert readings["half_sum"] == 4
 
 
 def test_turned_off_leaves_numba_as_it_is():
