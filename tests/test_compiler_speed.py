@@ -154,6 +154,53 @@ def test_operators_still_work_on_arrays_and_numbers():
     assert out[3] == 3 and out[4] == 4.0 and np.array_equal(out[5], -a) and out[6] == 13.0
 
 
+def test_a_call_type_is_given_again_as_numba_gives_it():
+    import operator
+
+    import numpy as np
+    from numba.core import types
+    from numba.core.registry import cpu_target
+
+    numba_get = compiler_speed._numba_own["get_call_type"]
+    context = cpu_target.typing_context
+    kinds = [types.float64, types.float32, types.int64, types.int32, types.uint8, types.boolean,
+             types.Optional(types.float64), types.Array(types.float32, 1, "C"), types.Array(types.int64, 2, "A"),
+             types.Array(types.float64, 2, "C", readonly=True), types.UniTuple(types.float64, 3),
+             types.Tuple((types.int64, types.float32)), types.IntegerLiteral(2), types.slice2_type]
+    functions = [operator.add, operator.mul, operator.truediv, operator.lt, operator.getitem, operator.neg,
+                 bool, min, np.sqrt]
+    kept = answered = overloads = 0
+    for function in functions:
+        fnty = context.resolve_value_type(function)
+        for args in [(a,) for a in kinds] + list(itertools.product(kinds, repeat=2)):
+            try:
+                expected = numba_get(fnty, context, args, {})
+            except Exception as error:  # (no rule answers, or one raises: asked again, it must fail alike)
+                for _ in range(2):
+                    with pytest.raises(type(error)):
+                        fnty.get_call_type(context, args, {})
+                continue
+            if expected is None:
+                continue
+            impl = fnty._impl_keys[expected.args]
+            for _ in range(2):  # the first answer, then the kept one
+                got = fnty.get_call_type(context, args, {})
+                assert got == expected and got.return_type == expected.return_type, (function, args)
+                assert fnty._impl_keys[got.args] is impl or fnty._impl_keys[got.args] == impl
+            plain = impl is fnty.typing_key
+            key = compiler_speed._call_type_key(fnty, context, args, {})
+            assert (key in compiler_speed._kept_call_types) == plain, (function, args)
+            kept += plain
+            overloads += not plain
+            answered += 1
+            # an answer given again restores the implementation key that an @overload's answer for
+            # the same argument types may have replaced in between
+            fnty._impl_keys[expected.args] = "replaced"
+            fnty.get_call_type(context, args, {})
+            assert fnty._impl_keys[expected.args] is impl or fnty._impl_keys[expected.args] == impl
+    assert kept > 150 and overloads > 10 and answered > kept  # plain rules kept, overloads asked each time
+
+
 @pytest.mark.filterwarnings("ignore::numba.NumbaPerformanceWarning")  # (parallel callers with no loop)
 def test_an_inlined_function_is_read_once_and_inlined_everywhere(monkeypatch):
     import numpy as np
@@ -223,11 +270,13 @@ def test_turned_off_leaves_numba_as_it_is():
             "from numba.core.targetconfig import TargetConfig\n"
             "from numba.core.typing.npydecl import NumpyRulesArrayOperator\n"
             "from numba.core.inline_closurecall import InlineWorker\n"
+            "from numba.core.types.functions import BaseFunction\n"
 
             "from starling.compiler_speed import numba_lock_timers\n"
             "print(TargetConfig.__eq__.__module__, len(numba_lock_timers()),\n"
-            "      NumpyRulesArrayOperator.generic.__module__, InlineWorker.inline_function.__module__)\n")
+            "      NumpyRulesArrayOperator.generic.__module__, InlineWorker.inline_function.__module__,\n"
+            "      BaseFunction.get_call_type.__module__)\n")
     env = dict(os.environ, STARLING_COMPILER_SPEED="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["numba.core.targetconfig", "1", "numba.core.typing.npydecl",
-                                  "numba.core.inline_closurecall"]
+                                  "numba.core.inline_closurecall", "numba.core.types.functions"]
