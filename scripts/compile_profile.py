@@ -24,6 +24,43 @@ import collections
 import time
 
 
+class OwnTimes:
+    """Each named piece's own time: the time between its start and end, less the time of the pieces
+    started and ended inside it (nested compilations, nested passes), so the totals add up."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.own: collections.Counter = collections.Counter()
+        self.count: collections.Counter = collections.Counter()
+        self._open: list = []  # [name, start, time spent in pieces nested in it]
+
+    def start(self, name: str) -> None:
+        self._open.append([name, self.clock(), 0.0])
+
+    def end(self) -> None:
+        name, start, nested = self._open.pop()
+        spent = self.clock() - start
+        self.own[name] += spent - nested
+        self.count[name] += 1
+        if self._open:
+            self._open[-1][2] += spent
+
+    def print_top(self, top: int, heading: str) -> None:
+        print(f"\n  own s  times  {heading}")
+        for name, seconds in self.own.most_common(top):
+            print(f"{seconds:7.2f}  {self.count[name]:5d}  {name}")
+
+
+def build_and_step(scene: str, clock) -> float:
+    """Build ``scene`` and step it twice; the time it took by ``clock``."""
+    from starling.config import load_scenario_config
+    from starling.simulation import Simulation
+
+    start = clock()
+    Simulation(load_scenario_config(scene), record_debug=False).step(2)
+    return clock() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scene", help="a built-in scenario or a scenario file")
@@ -35,38 +72,23 @@ def main() -> None:
 
     from numba.core import event
 
-    own: collections.Counter = collections.Counter()
-    count: collections.Counter = collections.Counter()
-    stack: list = []  # [name, start, time spent in nested compilations]
+    times = OwnTimes(time.perf_counter)
 
     class Timer(event.Listener):
         def on_start(self, ev):
             func = getattr(ev.data.get("dispatcher"), "py_func", None)
-            name = f"{func.__module__}.{func.__qualname__}" if func else "?"
-            stack.append([name, time.perf_counter(), 0.0])
+            times.start(f"{func.__module__}.{func.__qualname__}" if func else "?")
 
         def on_end(self, ev):
-            name, start, nested = stack.pop()
-            spent = time.perf_counter() - start
-            own[name] += spent - nested
-            count[name] += 1
-            if stack:
-                stack[-1][2] += spent
+            times.end()
 
     event.register("numba:compile", Timer())
-    from starling.config import load_scenario_config
-    from starling.simulation import Simulation
-
-    start = time.perf_counter()
-    Simulation(load_scenario_config(args.scene), record_debug=False).step(2)
-    total = time.perf_counter() - start
-    print(f"{args.scene}: built and stepped in {total:.1f} s; {sum(count.values())} compilations of "
-          f"{len(count)} functions took {sum(own.values()):.1f} s")
-    print("\n  own s  times  function")
-    for name, seconds in own.most_common(args.top):
-        print(f"{seconds:7.2f}  {count[name]:5d}  {name}")
+    total = build_and_step(args.scene, time.perf_counter)
+    print(f"{args.scene}: built and stepped in {total:.1f} s; {sum(times.count.values())} compilations of "
+          f"{len(times.count)} functions took {sum(times.own.values()):.1f} s")
+    times.print_top(args.top, "function")
     modules: collections.Counter = collections.Counter()
-    for name, seconds in own.items():
+    for name, seconds in times.own.items():
         modules[name.rsplit(".", 1)[0]] += seconds
     print("\n  own s  module")
     for name, seconds in modules.most_common(args.top):
@@ -74,48 +96,36 @@ def main() -> None:
 
 
 def by_pass(scene: str, top: int) -> None:
-    """Build and step ``scene`` twice, timing Numba's compiler passes and lowering's pieces (see the module)."""
+    """Build and step ``scene`` twice, timing Numba's compiler passes and lowering's pieces in CPU time
+    (see the module)."""
     from numba.core import codegen, compiler_machinery, lowering
 
-    own: collections.Counter = collections.Counter()
-    calls: collections.Counter = collections.Counter()
-    nested: list = []  # per open piece, the time spent in pieces inside it
+    times = OwnTimes(time.process_time)
 
-    def timed(cls, name, label=None):
-        original = getattr(cls, name)
+    def timed(cls, method, name_of):
+        original = getattr(cls, method)
 
         def piece(*args, **kwargs):
-            key = label or getattr(args[2], "name", lambda: "?")()  # a pass: _runPass(self, index, pass, state)
-            nested.append(0.0)
-            start = time.process_time()
+            times.start(name_of(args))
             try:
                 return original(*args, **kwargs)
             finally:
-                spent = time.process_time() - start
-                own[key] += spent - nested.pop()
-                calls[key] += 1
-                if nested:
-                    nested[-1] += spent
+                times.end()
 
-        setattr(cls, name, piece)
+        setattr(cls, method, piece)
 
-    timed(compiler_machinery.PassManager, "_runPass")
-    timed(lowering.Lower, "lower_normal_function", "lowering: building the LLVM IR")
-    timed(lowering.Lower, "create_cpython_wrapper", "lowering: CPython wrappers")
-    timed(codegen.CPUCodeLibrary, "add_ir_module", "lowering: IR as text, parsed, linked")
-    timed(codegen.CPUCodeLibrary, "_optimize_functions", "LLVM: function passes")
-    timed(codegen.CPUCodeLibrary, "_optimize_final_module", "LLVM: module passes")
-    timed(codegen.JITCodeLibrary, "_finalize_specific", "LLVM: machine code")
-    from starling.config import load_scenario_config
-    from starling.simulation import Simulation
-
-    start = time.process_time()
-    Simulation(load_scenario_config(scene), record_debug=False).step(2)
-    total = time.process_time() - start
-    print(f"{scene}: built and stepped in {total:.1f} s of CPU; the pieces below {sum(own.values()):.1f} s")
-    print("\n  own s  times  pass or piece")
-    for name, seconds in own.most_common(top):
-        print(f"{seconds:7.2f}  {calls[name]:5d}  {name}")
+    timed(compiler_machinery.PassManager, "_runPass", lambda args: args[2].name())  # (self, index, pass, state)
+    for cls, method, name in [
+            (lowering.Lower, "lower_normal_function", "lowering: building the LLVM IR"),
+            (lowering.Lower, "create_cpython_wrapper", "lowering: CPython wrappers"),
+            (codegen.CPUCodeLibrary, "add_ir_module", "lowering: IR as text, parsed, linked"),
+            (codegen.CPUCodeLibrary, "_optimize_functions", "LLVM: function passes"),
+            (codegen.CPUCodeLibrary, "_optimize_final_module", "LLVM: module passes"),
+            (codegen.JITCodeLibrary, "_finalize_specific", "LLVM: machine code")]:
+        timed(cls, method, lambda args, name=name: name)
+    total = build_and_step(scene, time.process_time)
+    print(f"{scene}: built and stepped in {total:.1f} s of CPU; the pieces below {sum(times.own.values()):.1f} s")
+    times.print_top(top, "pass or piece")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """Bookkeeping Numba's compiler repeats needlessly, done faster or not at all.
 
 A cold start is Numba compiling about 190 kernels (``docs/performance.md``, "Start-up").
-Timed across a cold ``lagoon`` (build and one step, one process), four costs there were
-neither typing our code nor generating it:
+Timed across a cold ``lagoon`` (build and one step, one process), five costs there were
+Numba's own bookkeeping or its repeats of work already done, not typing or generating new
+code:
 
 * **Comparing compiler flags: 4.2 s of 88 s.** Numba looks up each typed overload of a
   function in a cache keyed by, among others, the compiler flags in force (a
