@@ -8,6 +8,7 @@ import random
 import pytest
 
 import starling  # noqa: F401  (installs starling.compiler_speed)
+from numba import literal_unroll, njit
 from starling import compiler_speed
 
 
@@ -90,7 +91,6 @@ def test_flags_of_another_class_compare_as_before():
 
 
 def test_llvm_lock_is_not_timed_and_kernels_still_compile():
-    from numba import njit
 
     assert not compiler_speed.numba_lock_timers()
 
@@ -142,7 +142,6 @@ def test_operators_on_numbers_give_numbas_answers():
 
 def test_operators_still_work_on_arrays_and_numbers():
     import numpy as np
-    from numba import njit
 
     @njit
     def mixed(a, b, x, i):
@@ -204,7 +203,7 @@ def test_a_call_type_is_given_again_as_numba_gives_it():
 @pytest.mark.filterwarnings("ignore::numba.NumbaPerformanceWarning")  # (parallel callers with no loop)
 def test_an_inlined_function_is_read_once_and_inlined_everywhere(monkeypatch):
     import numpy as np
-    from numba import float64, njit
+    from numba import float64
     from numba.core.inline_closurecall import InlineWorker
 
     @njit(inline="always")
@@ -261,6 +260,185 @@ def test_an_inlined_function_is_read_once_and_inlined_everywhere(monkeypatch):
     assert readings["half_sum"] == 4
 
 
+def _starling_kernels() -> dict:
+    """The Python function of every kernel Starling defines at module level, by name."""
+    import importlib
+    import pkgutil
+
+    from numba.core.dispatcher import Dispatcher
+
+    found = {}
+    for module in pkgutil.walk_packages(starling.__path__, "starling."):
+        if not module.name.endswith("__main__"):
+            for value in vars(importlib.import_module(module.name)).values():
+                if isinstance(value, Dispatcher) and value.py_func.__module__.startswith("starling"):
+                    found[f"{value.py_func.__module__}.{value.py_func.__qualname__}"] = value.py_func
+    return found
+
+
+def _statements(blocks: dict) -> list:
+    return [(label, [str(stmt) for stmt in block.body]) for label, block in blocks.items()]
+
+
+def test_ssa_is_rebuilt_as_numba_rebuilds_it():
+    """Every Starling kernel's IR, as read from its bytecode, through Numba's SSA construction and
+    through the one that visits only where each variable occurs: the same statements, names and
+    phis, and new blocks exactly where Numba gives new ones."""
+    import copy
+
+    from numba.core import ir, ssa
+    from numba.core.compiler import run_frontend
+
+    assert ssa._run_ssa.__module__ == "starling.compiler_speed"
+    kernels = _starling_kernels()
+    phis = 0
+    for name, function in sorted(kernels.items()):
+        mine_in = run_frontend(function).blocks
+        numbas_in = copy.deepcopy(mine_in)
+        mine, numbas = ssa._run_ssa(mine_in), compiler_speed._numba_own["run_ssa"](numbas_in)
+        assert _statements(mine) == _statements(numbas), name
+        assert (mine is mine_in) == (numbas is numbas_in), name
+        assert [mine[label] is mine_in[label] for label in mine] == \
+            [numbas[label] is numbas_in[label] for label in numbas], name
+        phis += sum(isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) and stmt.value.op == "phi"
+                    for block in mine.values() for stmt in block.body)
+    assert len(kernels) > 250 and phis > 1000  # (299 kernels and 1,424 phis when written)
+
+
+def _lifetimes(func_ir) -> tuple:
+    """A post-processed IR's variable lifetimes and block entry variables, by block label."""
+    lifetime = func_ir.variable_lifetime
+    dead = lifetime.deadmaps
+    return (lifetime.usedefs, lifetime.livemap, dead.internal, dead.escaping, dead.combined,
+            {label: func_ir.block_entry_vars[block] for label, block in func_ir.blocks.items()},
+            {label: func_ir.block_entry_vars.get(block) for label, block in func_ir.blocks.items()})
+
+
+def _literal_sum(values):
+    total = 0.0
+    for value in literal_unroll(values):
+        total += value
+    return total
+
+
+def _counting(n):
+    for i in range(n):
+        yield i
+
+
+def test_post_processing_leaves_lifetimes_to_be_read_and_they_read_as_numbas():
+    from numba.core import postproc
+    from numba.core.compiler import Flags, run_frontend
+    from numba.core.targetconfig import ConfigStack
+
+    assert postproc.PostProcessor.run.__module__ == "starling.compiler_speed"
+    numba_run = compiler_speed._numba_own["postprocess"]
+    kernels = sorted(_starling_kernels().items())[::5]
+    for name, function in kernels:
+        mine, numbas = run_frontend(function), run_frontend(function)
+        with ConfigStack().enter(Flags()):  # as inside a nopython compilation
+            postproc.PostProcessor(mine).run()
+            numba_run(postproc.PostProcessor(numbas))
+        assert not {"usedefs", "livemap", "deadmaps"} & mine.variable_lifetime.__dict__.keys(), name
+        assert mine.block_entry_vars._pending is not None, name  # nothing computed until read
+        assert _lifetimes(mine) == _lifetimes(numbas), name
+        copied = mine.copy()  # as Numba copies an IR: the entries come along
+        assert {label: copied.block_entry_vars[block] for label, block in copied.blocks.items()} == \
+            _lifetimes(numbas)[5], name
+    assert len(kernels) > 50
+
+    def computed_at_once(func_ir, flags, **run):
+        with ConfigStack().enter(flags):
+            postproc.PostProcessor(func_ir).run(**run)
+        return {"usedefs", "livemap", "deadmaps"} <= func_ir.variable_lifetime.__dict__.keys()
+
+    kernel = kernels[0][1]
+    object_mode = Flags()
+    object_mode.force_pyobject = True
+    assert computed_at_once(run_frontend(kernel), object_mode)
+    assert computed_at_once(run_frontend(kernel), Flags(), emit_dels=True)  # the dels read them
+    assert computed_at_once(run_frontend(_counting), Flags())  # a generator's state is read from them
+    assert computed_at_once(run_frontend(_literal_sum), Flags())  # literal_unroll reads them later
+    assert not computed_at_once(run_frontend(kernel), Flags())
+    bare = run_frontend(kernel)
+    postproc.PostProcessor(bare).run()  # outside a compilation: Numba's own
+    assert {"usedefs", "livemap", "deadmaps"} <= bare.variable_lifetime.__dict__.keys()
+
+
+def test_kernels_unrolling_literally_generating_or_in_object_mode_still_compile():
+    from numba import objmode
+
+    literal_sum = njit(_literal_sum)
+    assert literal_sum((1, 2.5, 3)) == 6.5
+    counting = njit(_counting)
+
+    @njit
+    def total(n):
+        out = 0
+        for i in counting(n):
+            out += i
+        return out
+
+    @njit
+    def doubled_outside(x):
+        with objmode(y="float64"):
+            y = float(x) * 2.0
+        return y + 1.0
+
+    assert total(4) == 6 and doubled_outside(3.0) == 7.0
+
+
+@njit(inline="always")
+def _clamped(x, low, high):
+    if x < low:
+        x = low
+    elif x > high:
+        x = high
+    return x
+
+
+def _walk(a, limit):
+    best, at = -1.0, -1
+    total = 0.0
+    for i in range(a.shape[0]):
+        v = a[i]
+        if v < 0.0:
+            continue
+        j = 0
+        while j < i:
+            if a[j] == v:
+                break
+            v = _clamped(v + a[j], 0.0, limit)
+            j += 1
+        total += v
+        if v > best:
+            best, at = v, i
+    return total, at
+
+
+def test_kernels_compile_to_the_same_code_as_with_numbas_ssa_and_post_processing(monkeypatch):
+    import re
+
+    import numpy as np
+    from numba.core import postproc, ssa
+
+    from numba.core import ir_utils
+
+    a = np.array([1.0, -2.0, 3.0, 1.0, 5.0, 3.0])
+    counters = ir_utils._unique_var_count, ir_utils._the_max_label._value
+
+    def code():  # each compilation from the same names for inlined blocks and variables
+        ir_utils._unique_var_count, ir_utils._the_max_label._value = counters
+        kernel = njit(_walk)
+        assert kernel(a, 4.0) == _walk(a, 4.0)
+        return re.sub(r"B\d+v\d+B", "B_B", kernel.inspect_llvm(kernel.signatures[0]))  # less the unique id
+
+    mine = code()
+    monkeypatch.setattr(ssa, "_run_ssa", compiler_speed._numba_own["run_ssa"])
+    monkeypatch.setattr(postproc.PostProcessor, "run", compiler_speed._numba_own["postprocess"])
+    assert code() == mine
+
+
 def test_turned_off_leaves_numba_as_it_is():
     import os
     import subprocess
@@ -271,12 +449,15 @@ def test_turned_off_leaves_numba_as_it_is():
             "from numba.core.typing.npydecl import NumpyRulesArrayOperator\n"
             "from numba.core.inline_closurecall import InlineWorker\n"
             "from numba.core.types.functions import BaseFunction\n"
+            "from numba.core import postproc, ssa\n"
 
             "from starling.compiler_speed import numba_lock_timers\n"
             "print(TargetConfig.__eq__.__module__, len(numba_lock_timers()),\n"
             "      NumpyRulesArrayOperator.generic.__module__, InlineWorker.inline_function.__module__,\n"
-            "      BaseFunction.get_call_type.__module__)\n")
+            "      BaseFunction.get_call_type.__module__, ssa._run_ssa.__module__,\n"
+            "      postproc.PostProcessor.run.__module__)\n")
     env = dict(os.environ, STARLING_COMPILER_SPEED="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["numba.core.targetconfig", "1", "numba.core.typing.npydecl",
-                                  "numba.core.inline_closurecall", "numba.core.types.functions"]
+                                  "numba.core.inline_closurecall", "numba.core.types.functions", "numba.core.ssa",
+                                  "numba.core.postproc"]
