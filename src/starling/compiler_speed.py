@@ -70,6 +70,12 @@ _numba_own: dict = {}  # what install() replaced, by name (for the tests' compar
 _kept_call_types: dict = {}  # plain rules' answers, by _call_type_key
 
 
+def _uses(function, names: set) -> bool:
+    """Whether ``function``'s code names all of ``names`` (how each patch checks that what it replaces
+    is the code it was written against)."""
+    return names <= set(getattr(getattr(function, "__code__", None), "co_names", ()))
+
+
 def _fast_flags() -> None:
     """Give ``TargetConfig`` an equality and hash with Numba's results, computed from what is set."""
     from numba.core.targetconfig import TargetConfig
@@ -208,7 +214,7 @@ def _call_types_kept() -> None:
     from numba.core.types.functions import BaseFunction
 
     numba_get_call_type = BaseFunction.get_call_type
-    if not {"get_local_target", "get_impl_key", "_impl_keys"} <= set(numba_get_call_type.__code__.co_names):
+    if not _uses(numba_get_call_type, {"get_local_target", "get_impl_key", "_impl_keys"}):
         return  # not the resolution this was written against
     kept = _kept_call_types
 
@@ -230,12 +236,6 @@ def _call_types_kept() -> None:
 
     _numba_own["get_call_type"] = numba_get_call_type
     BaseFunction.get_call_type = get_call_type
-
-
-def _uses(function, names: set) -> bool:
-    """Whether ``function``'s code names all of ``names`` (how each patch checks that what it replaces
-    is the code it was written against)."""
-    return names <= set(getattr(getattr(function, "__code__", None), "co_names", ()))
 
 
 def _ssa_where_names_occur() -> None:
@@ -403,7 +403,7 @@ def _lifetimes_when_read() -> None:
     def run(self, emit_dels: bool = False, extend_lifetimes: bool = False):
         func_ir = self.func_ir
         flags = ConfigStack.top_or_none()
-        if (emit_dels or flags is None or flags.force_pyobject or func_ir.is_generator
+        if (emit_dels or flags is None or getattr(flags, "force_pyobject", True) or func_ir.is_generator
                 or _unrolls_literally(func_ir.blocks, literal_unroll)):
             if type(func_ir.block_entry_vars) is _EntryVarsWhenRead:  # Numba's run computes the rest anew
                 func_ir.block_entry_vars = dict(dict.items(func_ir.block_entry_vars))
