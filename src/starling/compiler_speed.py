@@ -41,7 +41,7 @@ code:
 * **Rebuilding SSA form over every block for each variable: 1.7 s.** Numba's SSA construction
   takes the variables assigned more than once one at a time and, for each, rewrites every
   block of the function twice (fresh names for the definitions, then each use to the
-  definition that reaches it): 1.3 million block visits in that cold start, where a variable
+  definition that reaches it): a million block visits in that cold start, where a variable
   occurs in a few blocks. :func:`install` visits only the blocks where the variable is defined
   or used, the only ones Numba's handlers change, in Numba's order: the same statements, names
   and phi nodes (0.64 s).
