@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import random
 
@@ -260,6 +261,7 @@ def test_an_inlined_function_is_read_once_and_inlined_everywhere(monkeypatch):
     assert readings["half_sum"] == 4
 
 
+@functools.cache
 def _starling_kernels() -> dict:
     """The Python function of every kernel Starling defines at module level, by name."""
     import importlib
@@ -305,12 +307,19 @@ def test_ssa_is_rebuilt_as_numba_rebuilds_it():
     assert len(kernels) > 250 and phis > 1000  # (299 kernels and 1,424 phis when written)
 
 
+_ANALYSES = {"usedefs", "livemap", "deadmaps"}  # a VariableLifetime's cached analyses
+
+
+def _entry_vars(func_ir) -> dict:
+    """A post-processed IR's variables live on entry to each block, by block label."""
+    return {label: func_ir.block_entry_vars[block] for label, block in func_ir.blocks.items()}
+
+
 def _lifetimes(func_ir) -> tuple:
-    """A post-processed IR's variable lifetimes and block entry variables, by block label."""
+    """A post-processed IR's variable lifetimes and block entry variables (read both ways), by block label."""
     lifetime = func_ir.variable_lifetime
     dead = lifetime.deadmaps
-    return (lifetime.usedefs, lifetime.livemap, dead.internal, dead.escaping, dead.combined,
-            {label: func_ir.block_entry_vars[block] for label, block in func_ir.blocks.items()},
+    return (lifetime.usedefs, lifetime.livemap, dead.internal, dead.escaping, dead.combined, _entry_vars(func_ir),
             {label: func_ir.block_entry_vars.get(block) for label, block in func_ir.blocks.items()})
 
 
@@ -339,18 +348,16 @@ def test_post_processing_leaves_lifetimes_to_be_read_and_they_read_as_numbas():
         with ConfigStack().enter(Flags()):  # as inside a nopython compilation
             postproc.PostProcessor(mine).run()
             numba_run(postproc.PostProcessor(numbas))
-        assert not {"usedefs", "livemap", "deadmaps"} & mine.variable_lifetime.__dict__.keys(), name
+        assert not _ANALYSES & mine.variable_lifetime.__dict__.keys(), name
         assert mine.block_entry_vars._pending is not None, name  # nothing computed until read
         assert _lifetimes(mine) == _lifetimes(numbas), name
-        copied = mine.copy()  # as Numba copies an IR: the entries come along
-        assert {label: copied.block_entry_vars[block] for label, block in copied.blocks.items()} == \
-            _lifetimes(numbas)[5], name
+        assert _entry_vars(mine.copy()) == _entry_vars(numbas), name  # as Numba copies an IR: they come along
     assert len(kernels) > 50
 
     def computed_at_once(func_ir, flags, **run):
         with ConfigStack().enter(flags):
             postproc.PostProcessor(func_ir).run(**run)
-        return {"usedefs", "livemap", "deadmaps"} <= func_ir.variable_lifetime.__dict__.keys()
+        return _ANALYSES <= func_ir.variable_lifetime.__dict__.keys()
 
     kernel = kernels[0][1]
     object_mode = Flags()
@@ -362,7 +369,7 @@ def test_post_processing_leaves_lifetimes_to_be_read_and_they_read_as_numbas():
     assert not computed_at_once(run_frontend(kernel), Flags())
     bare = run_frontend(kernel)
     postproc.PostProcessor(bare).run()  # outside a compilation: Numba's own
-    assert {"usedefs", "livemap", "deadmaps"} <= bare.variable_lifetime.__dict__.keys()
+    assert _ANALYSES <= bare.variable_lifetime.__dict__.keys()
 
 
 def test_kernels_unrolling_literally_generating_or_in_object_mode_still_compile():
@@ -420,9 +427,7 @@ def test_kernels_compile_to_the_same_code_as_with_numbas_ssa_and_post_processing
     import re
 
     import numpy as np
-    from numba.core import postproc, ssa
-
-    from numba.core import ir_utils
+    from numba.core import ir_utils, postproc, ssa
 
     a = np.array([1.0, -2.0, 3.0, 1.0, 5.0, 3.0])
     counters = ir_utils._unique_var_count, ir_utils._the_max_label._value

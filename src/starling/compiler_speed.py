@@ -257,7 +257,8 @@ def _ssa_where_names_occur() -> None:
     numba_run_ssa = ssa._run_ssa
 
     def violators_and_places(blocks, cfg):
-        # Numba's _find_defs_violators, keeping where each name is defined and used
+        # Numba's _find_defs_violators, line for line, but keeping where each name is defined and
+        # used (calling Numba's and gathering those again would read every statement twice)
         defs, uses = defaultdict(list), defaultdict(set)
         ssa._run_block_analysis(blocks, dict(defs=defs, uses=uses), ssa._GatherDefsHandler())
         violators = OrderedSet([name for name, places in defs.items() if len(places) > 1])
@@ -269,15 +270,16 @@ def _ssa_where_names_occur() -> None:
                     violators.add(name)
         return violators, defs, uses
 
-    def rewrite(blocks, labels, states, handler):
-        # Numba's _run_block_rewrite on ``labels`` only: elsewhere the handler returns every
-        # statement as it is and changes nothing (the name is neither defined nor used there)
-        for label, block in list(blocks.items()):
-            if label in labels:
-                states["label"], states["block"] = label, block
-                new = ir.Block(scope=block.scope, loc=block.loc)
-                new.body = list(ssa._run_ssa_block_pass(states, block, handler))
-                blocks[label] = new
+    def rewrite(blocks, labels, position, states, handler):
+        # Numba's _run_block_rewrite on ``labels`` only, in the blocks' order (``position``):
+        # elsewhere the handler returns every statement as it is and changes nothing (the name
+        # is neither defined nor used there)
+        for label in sorted(labels, key=position.__getitem__):
+            block = blocks[label]
+            states["label"], states["block"] = label, block
+            new = ir.Block(scope=block.scope, loc=block.loc)
+            new.body = list(ssa._run_ssa_block_pass(states, block, handler))
+            blocks[label] = new
 
     def run_ssa(blocks):
         if not blocks:
@@ -285,28 +287,28 @@ def _ssa_where_names_occur() -> None:
         cfg = ssa.compute_cfg_from_blocks(blocks)
         df_plus = ssa._iterated_domfronts(cfg)
         violators, defs, uses = violators_and_places(blocks, cfg)
+        if not violators:
+            return blocks  # as Numba's: nothing renamed, the same blocks
         cache_list_vars = ssa._CacheListVars()
+        position = {label: i for i, label in enumerate(blocks)}
         out = dict(blocks)
         for name in violators:
             defined = {label for _assign, label in defs[name]}
             states = ssa._make_states(out)
             states.update(varname=name, defmap=defaultdict(list))
-            rewrite(out, defined, states, ssa._FreshVarHandler())  # a fresh name for each definition
+            rewrite(out, defined, position, states, ssa._FreshVarHandler())  # a fresh name for each definition
             defmap, phimap = states["defmap"], defaultdict(list)
             states = ssa._make_states(out)
             states.update(varname=name, defmap=defmap, phimap=phimap, cfg=cfg,
                           phi_locations=ssa._compute_phi_locations(df_plus, defmap))
-            rewrite(out, defined | uses[name], states, ssa._FixSSAVars(cache_list_vars))  # uses to definitions
+            rewrite(out, defined | uses[name], position, states, ssa._FixSSAVars(cache_list_vars))  # uses to definitions
             for label, phis in phimap.items():
                 block = out[label]
                 out[label] = new = ir.Block(scope=block.scope, loc=block.loc)
                 new.body = phis + block.body
-        if violators:  # Numba's rewrites give every block anew; so does this
-            for label, block in out.items():
-                if block is blocks[label]:
-                    out[label] = block.copy()
-        else:
-            out = blocks
+        for label, block in out.items():  # Numba's rewrites give every block anew; so does this
+            if block is blocks[label]:
+                out[label] = block.copy()
         if ssa.compute_cfg_from_blocks(out) != cfg:
             raise errors.CompilerError("CFG mutated in SSA pass")
         return out
